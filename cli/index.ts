@@ -1,0 +1,107 @@
+import { parseArgs } from "node:util";
+import { dataDir } from "@/lib/config";
+import { closeDb, EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
+import { embeddedOwner } from "@/lib/db/embedded";
+import { AdminCommandError, runAdminCommand, type AdminCommand } from "@/lib/projects/commands";
+import type { listProjects, ModeKeys, ProjectWithKeys } from "@/lib/projects/service";
+
+const usage = `Usage:
+  npm run cli -- project create --name NAME [--json]
+  npm run cli -- project list [--json]
+  npm run cli -- keys roll --project PROJECT_ID [--mode test|live] [--json]
+
+Works on DATABASE_URL, or on the embedded database in .data/ (through the server while it runs).
+Use "npm run -s cli -- ..." to get bare JSON on stdout.`;
+
+class UsageError extends Error {}
+
+function commandOf(positionals: string[], values: { name?: string; project?: string; mode?: string }): AdminCommand {
+  switch (positionals.join(" ")) {
+    case "project create":
+      if (!values.name?.trim()) throw new UsageError("project create needs --name NAME");
+      return { command: "project.create", name: values.name };
+    case "project list":
+      return { command: "project.list" };
+    case "keys roll": {
+      if (!values.project) throw new UsageError("keys roll needs --project PROJECT_ID");
+      if (values.mode !== undefined && values.mode !== "test" && values.mode !== "live") throw new UsageError("--mode must be test or live");
+      return { command: "keys.roll", project: values.project, modes: values.mode ? [values.mode] : ["test", "live"] };
+    }
+    default:
+      throw new UsageError(`Unknown command: ${positionals.join(" ")}`);
+  }
+}
+
+/** Runs on the database, or, when a running server owns the embedded one, through that server. */
+async function execute(cmd: AdminCommand): Promise<unknown> {
+  try {
+    return await runAdminCommand(await getDb(), cmd);
+  } catch (err) {
+    if (!(err instanceof EmbeddedDatabaseBusy)) throw err;
+  }
+  const owner = embeddedOwner(dataDir());
+  if (!owner?.adminUrl || !owner.adminToken) {
+    throw new Error("The embedded database is in use by another process that is not a ready server; retry in a moment.");
+  }
+  const response = await fetch(owner.adminUrl, {
+    method: "POST",
+    headers: { authorization: `Bearer ${owner.adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(cmd),
+  });
+  const body = (await response.json()) as { error?: { message: string } };
+  if (!response.ok) throw new AdminCommandError(body.error?.message ?? `server answered ${response.status}`);
+  return body;
+}
+
+const keyLines = (mode: string, keys: ModeKeys) => [`  ${mode}  publishable ${keys.publishable}`, `        secret      ${keys.secret}`];
+
+function describe(cmd: AdminCommand, result: unknown): string {
+  switch (cmd.command) {
+    case "project.create": {
+      const p = result as ProjectWithKeys;
+      return [`Created project "${p.name}" (${p.id}). Secret keys are shown only now:`, ...keyLines("test", p.keys.test), ...keyLines("live", p.keys.live)].join("\n");
+    }
+    case "project.list": {
+      const projects = result as Awaited<ReturnType<typeof listProjects>>;
+      if (projects.length === 0) return "No projects yet.";
+      return projects.map((p) => [`${p.id}  ${p.name}`, ...p.keys.map((k) => `  ${k.mode} ${k.kind.padEnd(11)} ${k.key}`)].join("\n")).join("\n");
+    }
+    case "keys.roll": {
+      const { id, keys } = result as { id: string; keys: Record<string, ModeKeys> };
+      return [
+        `Rolled the keys of ${id}; the old ones no longer work. New secret keys are shown only now:`,
+        ...Object.entries(keys).flatMap(([mode, k]) => keyLines(mode, k)),
+      ].join("\n");
+    }
+  }
+}
+
+async function main(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: "string" },
+      project: { type: "string" },
+      mode: { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help || positionals.length === 0) {
+    console.log(usage);
+    return;
+  }
+  const cmd = commandOf(positionals, values);
+  const result = await execute(cmd);
+  console.log(values.json ? JSON.stringify(result, null, 2) : describe(cmd, result));
+}
+
+main(process.argv.slice(2))
+  .then(() => closeDb())
+  .catch(async (err) => {
+    await closeDb().catch(() => {});
+    const usageProblem = err instanceof UsageError || String((err as { code?: string }).code).startsWith("ERR_PARSE_ARGS");
+    console.error(usageProblem ? `${(err as Error).message}\n\n${usage}` : err instanceof Error ? err.message : String(err));
+    process.exit(usageProblem ? 2 : 1);
+  });

@@ -1,0 +1,20 @@
+import crypto from "node:crypto";
+import { dataDir } from "@/lib/config";
+import { advertiseAdmin } from "@/lib/db/embedded";
+
+const state = globalThis as unknown as { __adminToken?: string };
+
+/** A server owning the embedded database lets the local CLI reach it with a token only `.data/` holds. */
+export function enableLocalAdmin(host: string, port: string) {
+  state.__adminToken = crypto.randomBytes(32).toString("hex");
+  const reachable = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  advertiseAdmin(dataDir(), `http://${reachable}:${port}/api/admin`, state.__adminToken);
+}
+
+export function isAdminToken(presented: string | null): boolean {
+  const expected = state.__adminToken;
+  if (!expected || !presented) return false;
+  const a = Buffer.from(presented);
+  const b = Buffer.from(expected);
+  return a.length === b.length && crypto.timingSafeEqual(a, b);
+}

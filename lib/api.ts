@@ -1,0 +1,6 @@
+import { contractOperations } from "@/lib/contracts/operations";
+import type { Operation } from "@/lib/http/operation";
+import { playerOperations } from "@/lib/players/operations";
+
+/** Every public operation, for the OpenAPI document. */
+export const operations: Operation[] = [...playerOperations, ...contractOperations];

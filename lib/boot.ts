@@ -1,0 +1,44 @@
+import { enableLocalAdmin } from "@/lib/admin";
+import { closeDb, getDbHandle } from "@/lib/db/client";
+import { ensureDefaultProject } from "@/lib/projects/default-project";
+
+const state = globalThis as unknown as { __booted?: Promise<void> };
+
+/** Runs once per server process: database (and migrations), then the first-start project. */
+export function boot(): Promise<void> {
+  state.__booted ??= start();
+  return state.__booted;
+}
+
+async function start() {
+  const { db, embedded } = await getDbHandle();
+  const host = process.env.HOST ?? "127.0.0.1";
+  const port = process.env.PORT ?? "3000";
+  const base = `http://${host}:${port}`;
+  if (embedded) enableLocalAdmin(host, port);
+  const result = await ensureDefaultProject(db);
+  const lines = [``, `  Smart-account wallet service — API at ${base}/v1 (OpenAPI: ${base}/v1/openapi.json)`];
+  lines.push(`  Database: ${embedded ? "embedded PGlite in .data/pglite" : "PostgreSQL (DATABASE_URL)"}`);
+  if (result?.created) {
+    const { project } = result;
+    lines.push(
+      `  Created project "${project.name}" (${project.id}). Its keys, saved in .data/default-project.json:`,
+      `    test  publishable ${project.keys.test.publishable}`,
+      `          secret      ${project.keys.test.secret}`,
+      `    live  publishable ${project.keys.live.publishable}`,
+      `          secret      ${project.keys.live.secret}`,
+      `  Try:  curl ${base}/v1/players -u ${project.keys.test.secret}: -d name=Alice`,
+    );
+  } else if (result) {
+    lines.push(`  Project "${result.project.name}" (${result.project.id}); keys in .data/default-project.json`);
+  } else {
+    lines.push(`  Projects and keys: npm run cli -- project list`);
+  }
+  console.log(lines.join("\n") + "\n");
+
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      closeDb().finally(() => process.exit(0));
+    });
+  }
+}

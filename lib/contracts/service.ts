@@ -1,0 +1,90 @@
+import { and, count, eq, ilike, sql, type SQL } from "drizzle-orm";
+import type { Queryable } from "@/lib/db/client";
+import { contracts } from "@/lib/db/schema";
+import { conflict, notFound } from "@/lib/http/errors";
+import { orderBy, pageOf } from "@/lib/http/list";
+import { newId } from "@/lib/ids";
+import type { ProjectContext } from "@/lib/projects/service";
+import type { CreateContractInput, ListContractsInput, UpdateContractInput } from "./schema";
+
+export type ContractRow = typeof contracts.$inferSelect;
+
+const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+  and(eq(contracts.projectId, ctx.projectId), eq(contracts.livemode, ctx.livemode), ...conditions);
+
+const isUniqueViolation = (err: unknown): boolean =>
+  typeof err === "object" && err !== null && ((err as { code?: string }).code === "23505" || isUniqueViolation((err as { cause?: unknown }).cause));
+
+const alreadyRegistered = (chainId: number, address: string) =>
+  conflict(`Contract ${address} is already registered on chain ${chainId} in this project.`);
+
+export async function createContract(db: Queryable, ctx: ProjectContext, input: CreateContractInput): Promise<ContractRow> {
+  try {
+    const [row] = await db
+      .insert(contracts)
+      .values({
+        id: newId("contract"),
+        ...ctx,
+        name: input.name,
+        chainId: input.chainId,
+        address: input.address,
+        abi: input.abi ?? [],
+        publicVerification: input.publicVerification ?? false,
+      })
+      .returning();
+    return row!;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw alreadyRegistered(input.chainId, input.address);
+    throw err;
+  }
+}
+
+/** Deleted contracts stay readable by id (with `deleted: true`), as the resource has that field. */
+export async function getContract(db: Queryable, ctx: ProjectContext, id: string): Promise<ContractRow> {
+  const [row] = await db.select().from(contracts).where(scoped(ctx, eq(contracts.id, id)));
+  if (!row) throw notFound("contract", id);
+  return row;
+}
+
+export async function listContracts(db: Queryable, ctx: ProjectContext, input: ListContractsInput) {
+  const where = scoped(
+    ctx,
+    eq(contracts.deleted, input.deleted ?? false),
+    input.name !== undefined ? eq(contracts.name, input.name) : undefined,
+    input.chainId !== undefined ? eq(contracts.chainId, input.chainId) : undefined,
+    input.address !== undefined ? ilike(contracts.address, input.address.replace(/[%_\\]/g, "\\$&")) : undefined,
+  );
+  const { limit, offset } = pageOf(input);
+  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+    db.select().from(contracts).where(where).orderBy(...orderBy(input, contracts.createdAt, contracts.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(contracts).where(where),
+  ]);
+  return { rows, total };
+}
+
+export async function updateContract(db: Queryable, ctx: ProjectContext, id: string, input: UpdateContractInput): Promise<ContractRow> {
+  const { deleted, ...fields } = input;
+  try {
+    const [row] = await db
+      .update(contracts)
+      .set({ ...fields, ...(deleted !== undefined && { deleted }), updatedAt: sql`now()` })
+      .where(scoped(ctx, eq(contracts.id, id)))
+      .returning();
+    if (!row) throw notFound("contract", id);
+    return row;
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    const current = await getContract(db, ctx, id);
+    throw alreadyRegistered(input.chainId ?? current.chainId, input.address ?? current.address);
+  }
+}
+
+export async function deleteContract(db: Queryable, ctx: ProjectContext, id: string) {
+  const deleted = await db
+    .update(contracts)
+    .set({ deleted: true, updatedAt: sql`now()` })
+    .where(scoped(ctx, eq(contracts.id, id)))
+    .returning({ id: contracts.id });
+  if (deleted.length === 0) throw notFound("contract", id);
+  return { id, object: "contract" as const, deleted: true as const };
+}

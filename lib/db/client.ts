@@ -1,0 +1,95 @@
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import postgres from "postgres";
+import { dataDir } from "@/lib/config";
+import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded";
+import * as schema from "./schema";
+
+/** The same drizzle API over either driver. */
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+/** A database handle or an open transaction: domain functions accept either. */
+export type Queryable = Db | Tx;
+
+interface DbHandle {
+  db: Db;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** Thrown when the embedded database is held by another live process (the running server). */
+export class EmbeddedDatabaseBusy extends Error {}
+
+// Kept on globalThis: `next dev` may evaluate this module more than once.
+const state = globalThis as unknown as { __dbHandle?: Promise<DbHandle> };
+
+const migrationsFolder = () => path.join(process.cwd(), "lib/db/migrations");
+const MIGRATION_LOCK = 7_253_001;
+
+async function openPostgres(url: string): Promise<DbHandle> {
+  const sql = postgres(url, { max: Number(process.env.DATABASE_POOL_SIZE ?? 10), onnotice: () => {} });
+  const db = drizzlePostgres(sql, { schema, casing: "snake_case" });
+  // Several instances may start at once against one PostgreSQL: one migrates, the others wait.
+  const lockConn = await sql.reserve();
+  try {
+    await lockConn`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    await migratePostgres(db, { migrationsFolder: migrationsFolder() });
+  } finally {
+    await lockConn`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {});
+    lockConn.release();
+  }
+  return { db: db as unknown as Db, embedded: false, close: () => sql.end({ timeout: 5 }) };
+}
+
+/**
+ * Embedded PGlite, in this process: persisted under `.data/pglite`, or in memory when
+ * `PGLITE_DATA_DIR=memory://` (tests). PGlite serializes transactions itself.
+ */
+async function openPglite(): Promise<DbHandle> {
+  const configured = process.env.PGLITE_DATA_DIR;
+  const inMemory = configured?.startsWith("memory://") ?? false;
+  const root = dataDir();
+  if (!inMemory) {
+    const lock = acquireEmbeddedLock(root);
+    if (!lock.acquired) throw new EmbeddedDatabaseBusy(`The embedded database is in use by process ${lock.owner.pid}.`);
+  }
+  try {
+    const client = await PGlite.create(inMemory ? undefined : (configured ?? path.join(root, "pglite")));
+    const db = drizzlePglite(client, { schema, casing: "snake_case" });
+    await migratePglite(db, { migrationsFolder: migrationsFolder() });
+    return {
+      db: db as unknown as Db,
+      embedded: true,
+      async close() {
+        await client.close();
+        if (!inMemory) releaseEmbeddedLock(root);
+      },
+    };
+  } catch (err) {
+    if (!inMemory) releaseEmbeddedLock(root);
+    throw err;
+  }
+}
+
+export function getDbHandle(): Promise<DbHandle> {
+  state.__dbHandle ??= (process.env.DATABASE_URL ? openPostgres(process.env.DATABASE_URL) : openPglite()).catch((err) => {
+    state.__dbHandle = undefined;
+    throw err;
+  });
+  return state.__dbHandle;
+}
+
+export async function getDb(): Promise<Db> {
+  return (await getDbHandle()).db;
+}
+
+export async function closeDb(): Promise<void> {
+  const handle = state.__dbHandle;
+  state.__dbHandle = undefined;
+  if (handle) await (await handle).close();
+}

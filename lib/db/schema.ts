@@ -1,0 +1,119 @@
+import { sql } from "drizzle-orm";
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+const createdAt = () => timestamp({ withTimezone: true, precision: 6 }).notNull().defaultNow();
+
+export const projects = pgTable("projects", {
+  id: text().primaryKey(),
+  name: text().notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * Publishable keys are public by design and kept in clear. Secret keys are found by their
+ * SHA-256 (they are long random strings, so a fast hash is enough) and kept encrypted only
+ * because webhook signing needs the raw key later.
+ */
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text().primaryKey(),
+    projectId: text()
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    livemode: boolean().notNull(),
+    kind: text({ enum: ["publishable", "secret"] }).notNull(),
+    hash: text().notNull().unique(),
+    hint: text().notNull(),
+    publishableKey: text(),
+    encryptedSecret: text(),
+    createdAt: createdAt(),
+    revokedAt: timestamp({ withTimezone: true }),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.kind)],
+);
+
+export const players = pgTable(
+  "players",
+  {
+    id: text().primaryKey(),
+    projectId: text()
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    livemode: boolean().notNull(),
+    name: text(),
+    email: text(),
+    description: text(),
+    metadata: jsonb().$type<Record<string, string | number | boolean>>(),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+    deletedAt: timestamp({ withTimezone: true }),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+);
+
+export const contracts = pgTable(
+  "contracts",
+  {
+    id: text().primaryKey(),
+    projectId: text()
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    livemode: boolean().notNull(),
+    name: text(),
+    chainId: integer().notNull(),
+    address: text().notNull(),
+    abi: jsonb().$type<unknown[]>().notNull(),
+    publicVerification: boolean().notNull().default(false),
+    deleted: boolean().notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [
+    index().on(t.projectId, t.livemode, t.createdAt),
+    uniqueIndex("contracts_active_address_unique")
+      .on(t.projectId, t.livemode, t.chainId, t.address)
+      .where(sql`not ${t.deleted}`),
+  ],
+);
+
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    projectId: text()
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    livemode: boolean().notNull(),
+    key: text().notNull(),
+    requestHash: text().notNull(),
+    responseStatus: integer(),
+    responseBody: jsonb(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.livemode, t.key] }), index().on(t.createdAt)],
+);
+
+export const requestLogs = pgTable(
+  "request_logs",
+  {
+    id: text().primaryKey(),
+    projectId: text().references(() => projects.id, { onDelete: "cascade" }),
+    livemode: boolean(),
+    method: text().notNull(),
+    path: text().notNull(),
+    status: integer().notNull(),
+    durationMs: integer().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+);

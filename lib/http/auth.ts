@@ -1,0 +1,66 @@
+import { eq } from "drizzle-orm";
+import type { Queryable } from "@/lib/db/client";
+import { apiKeys } from "@/lib/db/schema";
+import { sha256 } from "@/lib/keys/encryption";
+import { findKey, type AuthenticatedKey } from "@/lib/projects/service";
+import { ApiError } from "./errors";
+
+export type KeyKind = "secret" | "publishable";
+
+const authError = (message: string) =>
+  new ApiError(401, "authentication_error", message, undefined, { "www-authenticate": 'Bearer realm="api"' });
+
+/** The key from `Authorization: Bearer <key>` or HTTP Basic with the key as user name. */
+export function extractKey(request: Request): string | null {
+  const header = request.headers.get("authorization");
+  if (!header) return null;
+  const [scheme, credentials = ""] = header.trim().split(/\s+/, 2);
+  switch (scheme?.toLowerCase()) {
+    case "bearer":
+      return credentials || null;
+    case "basic": {
+      const decoded = Buffer.from(credentials, "base64").toString("utf8");
+      const user = decoded.includes(":") ? decoded.slice(0, decoded.indexOf(":")) : decoded;
+      return user || null;
+    }
+    default:
+      return null;
+  }
+}
+
+const redact = (key: string) => (key.length > 12 ? `${key.slice(0, 8)}…${key.slice(-4)}` : "***");
+
+export async function authenticate(db: Queryable, request: Request, accepts: KeyKind): Promise<AuthenticatedKey> {
+  const key = extractKey(request);
+  if (!key) {
+    throw authError(
+      "You did not provide an API key. Send it as a Bearer token (Authorization: Bearer sk_test_...) or as the HTTP Basic user name with an empty password.",
+    );
+  }
+  const found = await findKey(db, key);
+  if (!found) {
+    const [revoked] = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.hash, sha256(key))).limit(1);
+    throw authError(revoked ? `API key ${redact(key)} has been rolled; use the current key.` : `Invalid API key provided: ${redact(key)}`);
+  }
+  if (accepts === "secret" && found.kind !== "secret") {
+    throw new ApiError(
+      403,
+      "permission_error",
+      "This endpoint requires a secret key (sk_test_... or sk_live_...). Publishable keys are accepted only for player sign-up, login and OAuth sign-in.",
+    );
+  }
+  return found;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+
+/** In production, bound anywhere but loopback, plain HTTP is refused (keys would travel in clear). */
+export function requireHttps(request: Request) {
+  if (process.env.NODE_ENV !== "production" || process.env.ALLOW_HTTP === "true") return;
+  if (LOOPBACK.has(process.env.HOST ?? "127.0.0.1")) return;
+  const forwarded = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim();
+  const protocol = forwarded ?? new URL(request.url).protocol.replace(":", "");
+  if (protocol !== "https") {
+    throw new ApiError(403, "invalid_request_error", "Requests must be made over HTTPS.");
+  }
+}

@@ -1,0 +1,38 @@
+export type ErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "idempotency_error"
+  | "rate_limit_error"
+  | "api_error";
+
+export type ErrorDetails = Record<string, { value?: unknown; message: string }>;
+
+/** An error the client can act on; everything else is answered as a generic 500. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    message: string,
+    readonly details?: ErrorDetails,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+
+  toJSON() {
+    return { error: { type: this.type, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+  }
+}
+
+export const badRequest = (message: string, details?: ErrorDetails) =>
+  new ApiError(400, "invalid_request_error", message, details);
+
+/** A 400 about one parameter, with the same details shape as validation errors. */
+export const invalidParam = (param: string, value: unknown, message: string) =>
+  badRequest(`Invalid ${param}: ${message}`, { [param]: { value, message } });
+
+export const notFound = (resource: string, id: string) =>
+  new ApiError(404, "invalid_request_error", `No such ${resource}: '${id}'`);
+
+export const conflict = (message: string) => new ApiError(409, "invalid_request_error", message);

@@ -1,0 +1,77 @@
+import { badRequest } from "./errors";
+
+const FORBIDDEN_SEGMENTS = new Set(["__proto__", "prototype", "constructor"]);
+const MAX_DEPTH = 10;
+const MAX_INDEX = 1000;
+
+type Node = { [key: string]: Node | string };
+
+function segmentsOf(key: string): string[] {
+  const open = key.indexOf("[");
+  if (open <= 0) return [key];
+  const segments = [key.slice(0, open)];
+  const rest = key.slice(open);
+  const re = /\[([^[\]]*)\]/g;
+  let consumed = 0;
+  for (let m = re.exec(rest); m; m = re.exec(rest)) {
+    if (m.index !== consumed) break;
+    segments.push(m[1] ?? "");
+    consumed = re.lastIndex;
+  }
+  if (consumed !== rest.length) throw badRequest(`Malformed parameter name: '${key}'`);
+  return segments;
+}
+
+const isIndex = (s: string) => /^(0|[1-9]\d*)$/.test(s);
+
+/** Objects whose keys are all array indices (from `a[0]`, `a[]`) become arrays, in index order. */
+function finish(node: Node | string): unknown {
+  if (typeof node === "string") return node;
+  const keys = Object.keys(node);
+  if (keys.length > 0 && keys.every(isIndex)) {
+    return keys
+      .map(Number)
+      .sort((a, b) => a - b)
+      .map((i) => finish(node[String(i)]!));
+  }
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = finish(node[k]!);
+  return out;
+}
+
+/**
+ * Turns form or query parameters in bracket notation (`domain[name]`, `interactions[0][functionArgs][0]`,
+ * `expand[]=accounts`, a repeated `expand=a&expand=b`) into the same nested object a JSON body gives.
+ */
+export function parseBracketParams(params: URLSearchParams): Record<string, unknown> {
+  const root: Node = Object.create(null);
+  for (const [key, value] of params) {
+    const segments = segmentsOf(key);
+    if (segments.length > MAX_DEPTH) throw badRequest(`Parameter '${key}' is nested too deeply`);
+    let node: Node = root;
+    for (let i = 0; i < segments.length; i++) {
+      let segment = segments[i]!;
+      if (FORBIDDEN_SEGMENTS.has(segment)) throw badRequest(`Invalid parameter name: '${key}'`);
+      if (segment === "") segment = String(Object.keys(node).length);
+      if (isIndex(segment) && Number(segment) > MAX_INDEX) throw badRequest(`Array index too large in '${key}'`);
+      const last = i === segments.length - 1;
+      const existing = node[segment];
+      if (last) {
+        if (existing === undefined) node[segment] = value;
+        else if (typeof existing === "string" && segments.length === 1) {
+          // a repeated plain key (`expand=a&expand=b`) is a list
+          const list: Node = Object.create(null);
+          list["0"] = existing;
+          list["1"] = value;
+          node[segment] = list;
+        } else if (typeof existing !== "string" && segments.length === 1 && Object.keys(existing).every(isIndex)) {
+          existing[String(Object.keys(existing).length)] = value;
+        } else throw badRequest(`Parameter '${key}' is given more than once`);
+      } else {
+        if (typeof existing === "string") throw badRequest(`Parameter '${key}' conflicts with a plain value`);
+        node = existing ?? (node[segment] = Object.create(null) as Node);
+      }
+    }
+  }
+  return finish(root) as Record<string, unknown>;
+}

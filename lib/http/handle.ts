@@ -1,0 +1,87 @@
+import { getDb, type Db } from "@/lib/db/client";
+import { newId } from "@/lib/ids";
+import type { AuthenticatedKey } from "@/lib/projects/service";
+import { authenticate, requireHttps } from "./auth";
+import { readBody } from "./body";
+import { ApiError } from "./errors";
+import { parseBracketParams } from "./form";
+import { requestHash, runIdempotent } from "./idempotency";
+import type { Operation } from "./operation";
+import { recordRequest } from "./request-log";
+import { validate } from "./validate";
+
+type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
+
+function json(body: unknown, status: number, headers: Record<string, string> = {}) {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers },
+  });
+}
+
+export function errorResponse(err: unknown, requestId: string): Response {
+  if (err instanceof ApiError) return json(err.toJSON(), err.status, err.headers);
+  // Unexpected: log it for operators, tell the client only the request id.
+  console.error(JSON.stringify({ level: "error", requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
+  return json(
+    { error: { type: "api_error", message: `An unexpected error occurred. Quote request id ${requestId} when reporting it.` } },
+    500,
+  );
+}
+
+function paramsOf(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) if (typeof v === "string") out[k] = decodeURIComponent(v);
+  return out;
+}
+
+/** Wraps an operation into a Next.js route handler: the one request pipeline of the API. */
+export function handle(op: Operation) {
+  return async (request: Request, route?: RouteContext): Promise<Response> => {
+    const started = performance.now();
+    const requestId = newId("request");
+    const url = new URL(request.url);
+    let db: Db | null = null;
+    let key: AuthenticatedKey | null = null;
+    let response: Response;
+    try {
+      requireHttps(request);
+      db = await getDb();
+      key = await authenticate(db, request, op.auth ?? "secret");
+      const project = { projectId: key.projectId, livemode: key.livemode };
+      const query = parseBracketParams(url.searchParams);
+      const raw = op.method === "GET" || op.method === "DELETE" ? query : { ...query, ...(await readBody(request)) };
+      const input = validate(op.input, raw);
+      const params = paramsOf((await route?.params) ?? {});
+      const activeDb = db;
+      const execute = async () => {
+        const body = await op.run({ db: activeDb, project, input, params, path: url.pathname });
+        if (process.env.VITEST) op.response.parse(body); // the documented shape is the real shape
+        return { status: 200, body };
+      };
+      const idempotencyKey = request.headers.get("idempotency-key");
+      if (op.method === "POST" && idempotencyKey) {
+        const hash = requestHash(op.method, url.pathname, raw);
+        const outcome = await runIdempotent(db, project, idempotencyKey, hash, execute);
+        response = json(outcome.body, outcome.status, outcome.replayed ? { "idempotent-replayed": "true" } : {});
+      } else {
+        const outcome = await execute();
+        response = json(outcome.body, outcome.status);
+      }
+    } catch (err) {
+      response = errorResponse(err, requestId);
+    }
+    response.headers.set("x-request-id", requestId);
+    if (db) {
+      await recordRequest(db, {
+        id: requestId,
+        project: key && { projectId: key.projectId, livemode: key.livemode },
+        method: request.method,
+        path: url.pathname,
+        status: response.status,
+        durationMs: performance.now() - started,
+      }).catch((err) => console.error(JSON.stringify({ level: "error", requestId, error: `request log: ${String(err)}` })));
+    }
+    return response;
+  };
+}

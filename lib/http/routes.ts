@@ -1,0 +1,34 @@
+import { newId } from "@/lib/ids";
+import { ApiError } from "./errors";
+import { errorResponse, handle } from "./handle";
+import type { HttpMethod, Operation } from "./operation";
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+type RouteHandler = ReturnType<typeof handle>;
+
+/**
+ * The exports of one route file: a handler per operation, and a JSON 405 (with `Allow`)
+ * for every other method, so no bad request gets an empty or HTML answer.
+ */
+export function routes(...ops: Operation[]): Record<(typeof METHODS)[number], RouteHandler> {
+  const byMethod = new Map<HttpMethod, RouteHandler>(ops.map((op) => [op.method, handle(op)]));
+  const allow = [...byMethod.keys()].join(", ");
+  const notAllowed: RouteHandler = async (request) =>
+    errorResponse(
+      new ApiError(405, "invalid_request_error", `${request.method} is not allowed here. Allowed: ${allow}.`, undefined, { allow }),
+      newId("request"),
+    );
+  return Object.fromEntries(METHODS.map((m) => [m, byMethod.get(m as HttpMethod) ?? notAllowed])) as Record<
+    (typeof METHODS)[number],
+    RouteHandler
+  >;
+}
+
+/** For paths that match no endpoint. */
+export async function unknownRoute(request: Request): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  return errorResponse(
+    new ApiError(404, "invalid_request_error", `Unrecognized request URL (${request.method}: ${path}).`),
+    newId("request"),
+  );
+}

@@ -1,0 +1,31 @@
+import crypto from "node:crypto";
+
+export const ID_PREFIXES = {
+  player: "pla",
+  account: "acc",
+  developerAccount: "dac",
+  contract: "con",
+  policy: "pol",
+  policyRule: "afu",
+  session: "ses",
+  transactionIntent: "tin",
+  event: "eve",
+  subscription: "sub",
+  trigger: "tri",
+  project: "pro",
+  apiKey: "key",
+  request: "req",
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+/** `pla_` + a random UUID, as the hosted service formats its ids. */
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}_${crypto.randomUUID()}`;
+}
+
+const idPattern = /^[a-z]{3}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function isId(kind: IdKind, value: string): boolean {
+  return value.startsWith(`${ID_PREFIXES[kind]}_`) && idPattern.test(value);
+}

@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { listEnvelope } from "@/lib/http/list";
+import { defineOperation } from "@/lib/http/operation";
+import { deletedResource, listResponse } from "@/lib/http/resource";
+import { createPlayerInput, getPlayerInput, listPlayersInput, playerResponse, updatePlayerInput } from "./schema";
+import { serializePlayer } from "./serializer";
+import * as players from "./service";
+
+const tag = "Players";
+
+export const createPlayer = defineOperation({
+  operationId: "createPlayer",
+  method: "POST",
+  path: "/v1/players",
+  summary: "Create a player",
+  tag,
+  input: createPlayerInput,
+  response: playerResponse,
+  run: async ({ db, project, input }) => serializePlayer(await players.createPlayer(db, project, input)),
+});
+
+export const listPlayers = defineOperation({
+  operationId: "getPlayers",
+  method: "GET",
+  path: "/v1/players",
+  summary: "List players, newest first",
+  tag,
+  input: listPlayersInput,
+  response: listResponse(playerResponse),
+  run: async ({ db, project, input, path }) => {
+    const { rows, total } = await players.listPlayers(db, project, input);
+    return listEnvelope(path, input, rows.map(serializePlayer), total);
+  },
+});
+
+export const getPlayer = defineOperation({
+  operationId: "getPlayer",
+  method: "GET",
+  path: "/v1/players/{id}",
+  summary: "Retrieve a player",
+  tag,
+  input: getPlayerInput,
+  response: playerResponse,
+  run: async ({ db, project, params }) => serializePlayer(await players.getPlayer(db, project, params.id!)),
+});
+
+export const updatePlayer = defineOperation({
+  operationId: "updatePlayer",
+  method: "POST",
+  path: "/v1/players/{id}",
+  summary: "Update a player",
+  tag,
+  input: updatePlayerInput,
+  response: playerResponse,
+  run: async ({ db, project, params, input }) => serializePlayer(await players.updatePlayer(db, project, params.id!, input)),
+});
+
+export const deletePlayer = defineOperation({
+  operationId: "deletePlayer",
+  method: "DELETE",
+  path: "/v1/players/{id}",
+  summary: "Delete a player",
+  tag,
+  input: z.strictObject({}),
+  response: deletedResource("player"),
+  run: async ({ db, project, params }) => players.deletePlayer(db, project, params.id!),
+});
+
+export const playerOperations = [createPlayer, listPlayers, getPlayer, updatePlayer, deletePlayer];

@@ -1,0 +1,78 @@
+import { and, count, eq, isNull, type SQL } from "drizzle-orm";
+import type { Queryable } from "@/lib/db/client";
+import { players } from "@/lib/db/schema";
+import { notFound } from "@/lib/http/errors";
+import { applyMetadata } from "@/lib/http/fields";
+import { orderBy, pageOf } from "@/lib/http/list";
+import { newId } from "@/lib/ids";
+import type { ProjectContext } from "@/lib/projects/service";
+import type { CreatePlayerInput, ListPlayersInput } from "./schema";
+
+export type PlayerRow = typeof players.$inferSelect;
+
+const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+  and(eq(players.projectId, ctx.projectId), eq(players.livemode, ctx.livemode), isNull(players.deletedAt), ...conditions);
+
+export async function createPlayer(db: Queryable, ctx: ProjectContext, input: CreatePlayerInput): Promise<PlayerRow> {
+  const [row] = await db
+    .insert(players)
+    .values({
+      id: newId("player"),
+      ...ctx,
+      name: input.name ?? null,
+      email: input.email ?? null,
+      description: input.description ?? null,
+      metadata: applyMetadata(null, input.metadata),
+    })
+    .returning();
+  return row!;
+}
+
+export async function getPlayer(db: Queryable, ctx: ProjectContext, id: string): Promise<PlayerRow> {
+  const [row] = await db.select().from(players).where(scoped(ctx, eq(players.id, id)));
+  if (!row) throw notFound("player", id);
+  return row;
+}
+
+export async function listPlayers(db: Queryable, ctx: ProjectContext, input: ListPlayersInput) {
+  const where = scoped(
+    ctx,
+    input.name !== undefined ? eq(players.name, input.name) : undefined,
+    input.email !== undefined ? eq(players.email, input.email) : undefined,
+  );
+  const { limit, offset } = pageOf(input);
+  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+    db.select().from(players).where(where).orderBy(...orderBy(input, players.createdAt, players.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(players).where(where),
+  ]);
+  return { rows, total };
+}
+
+export async function updatePlayer(db: Queryable, ctx: ProjectContext, id: string, input: CreatePlayerInput): Promise<PlayerRow> {
+  return db.transaction(async (tx) => {
+    const [current] = await tx.select().from(players).where(scoped(ctx, eq(players.id, id))).for("update");
+    if (!current) throw notFound("player", id);
+    const [row] = await tx
+      .update(players)
+      .set({
+        ...(input.name !== undefined && { name: input.name }),
+        ...(input.email !== undefined && { email: input.email }),
+        ...(input.description !== undefined && { description: input.description }),
+        metadata: applyMetadata(current.metadata, input.metadata),
+        updatedAt: new Date(),
+      })
+      .where(eq(players.id, id))
+      .returning();
+    return row!;
+  });
+}
+
+export async function deletePlayer(db: Queryable, ctx: ProjectContext, id: string) {
+  const deleted = await db
+    .update(players)
+    .set({ deletedAt: new Date() })
+    .where(scoped(ctx, eq(players.id, id)))
+    .returning({ id: players.id });
+  if (deleted.length === 0) throw notFound("player", id);
+  return { id, object: "player" as const, deleted: true as const };
+}

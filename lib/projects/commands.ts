@@ -1,0 +1,32 @@
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { createProject, listProjects, rollKeys } from "./service";
+
+/** What the CLI can do: run directly on the database, or handed to the server that owns the embedded one. */
+export const adminCommand = z.discriminatedUnion("command", [
+  z.object({ command: z.literal("project.create"), name: z.string().trim().min(1).max(255) }),
+  z.object({ command: z.literal("project.list") }),
+  z.object({ command: z.literal("keys.roll"), project: z.string().min(1), modes: z.array(z.enum(["test", "live"])).min(1) }),
+]);
+
+export type AdminCommand = z.infer<typeof adminCommand>;
+
+export class AdminCommandError extends Error {}
+
+export async function runAdminCommand(db: Db, cmd: AdminCommand): Promise<unknown> {
+  switch (cmd.command) {
+    case "project.create":
+      return createProject(db, cmd.name);
+    case "project.list":
+      return listProjects(db);
+    case "keys.roll": {
+      const keys: Record<string, unknown> = {};
+      for (const mode of cmd.modes) {
+        const rolled = await rollKeys(db, cmd.project, mode);
+        if (!rolled) throw new AdminCommandError(`No such project: ${cmd.project}`);
+        keys[mode] = rolled;
+      }
+      return { id: cmd.project, keys };
+    }
+  }
+}

@@ -1,0 +1,105 @@
+import crypto from "node:crypto";
+import { and, asc, eq, isNull } from "drizzle-orm";
+import type { Queryable } from "@/lib/db/client";
+import { apiKeys, projects } from "@/lib/db/schema";
+import { newId } from "@/lib/ids";
+import { encrypt, sha256 } from "@/lib/keys/encryption";
+
+/** Every domain function takes this first, so no query can forget the tenant. */
+export interface ProjectContext {
+  projectId: string;
+  livemode: boolean;
+}
+
+export type Mode = "test" | "live";
+export const modeOf = (livemode: boolean): Mode => (livemode ? "live" : "test");
+
+export interface ModeKeys {
+  publishable: string;
+  secret: string;
+}
+export interface ProjectWithKeys {
+  id: string;
+  name: string;
+  keys: Record<Mode, ModeKeys>;
+}
+
+const randomKey = (prefix: string) => `${prefix}${crypto.randomUUID()}`;
+const hintOf = (key: string) => `${key.slice(0, 8)}…${key.slice(-4)}`;
+
+async function issueKeys(db: Queryable, projectId: string, mode: Mode): Promise<ModeKeys> {
+  const livemode = mode === "live";
+  const publishable = randomKey(`pk_${mode}_`);
+  const secret = randomKey(`sk_${mode}_`);
+  await db.insert(apiKeys).values([
+    {
+      id: newId("apiKey"),
+      projectId,
+      livemode,
+      kind: "publishable",
+      hash: sha256(publishable),
+      hint: hintOf(publishable),
+      publishableKey: publishable,
+    },
+    {
+      id: newId("apiKey"),
+      projectId,
+      livemode,
+      kind: "secret",
+      hash: sha256(secret),
+      hint: hintOf(secret),
+      encryptedSecret: encrypt(secret, projectId),
+    },
+  ]);
+  return { publishable, secret };
+}
+
+export async function createProject(db: Queryable, name: string): Promise<ProjectWithKeys> {
+  return db.transaction(async (tx) => {
+    const id = newId("project");
+    await tx.insert(projects).values({ id, name });
+    return { id, name, keys: { test: await issueKeys(tx, id, "test"), live: await issueKeys(tx, id, "live") } };
+  });
+}
+
+export async function listProjects(db: Queryable) {
+  const rows = await db.select().from(projects).orderBy(asc(projects.createdAt));
+  const keys = await db
+    .select({ projectId: apiKeys.projectId, livemode: apiKeys.livemode, kind: apiKeys.kind, hint: apiKeys.hint, publishableKey: apiKeys.publishableKey })
+    .from(apiKeys)
+    .where(isNull(apiKeys.revokedAt));
+  return rows.map((p) => ({
+    id: p.id,
+    name: p.name,
+    createdAt: p.createdAt,
+    keys: keys
+      .filter((k) => k.projectId === p.id)
+      .map((k) => ({ mode: modeOf(k.livemode), kind: k.kind, key: k.publishableKey ?? k.hint })),
+  }));
+}
+
+/** Revokes the mode's current keys at once and issues new ones; the new secret is shown only here. */
+export async function rollKeys(db: Queryable, projectId: string, mode: Mode): Promise<ModeKeys | null> {
+  return db.transaction(async (tx) => {
+    const [project] = await tx.select({ id: projects.id }).from(projects).where(eq(projects.id, projectId)).for("update");
+    if (!project) return null;
+    await tx
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.livemode, mode === "live"), isNull(apiKeys.revokedAt)));
+    return issueKeys(tx, projectId, mode);
+  });
+}
+
+export interface AuthenticatedKey extends ProjectContext {
+  kind: "publishable" | "secret";
+}
+
+export async function findKey(db: Queryable, rawKey: string): Promise<AuthenticatedKey | null> {
+  const [row] = await db
+    .select({ projectId: apiKeys.projectId, livemode: apiKeys.livemode, kind: apiKeys.kind })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.hash, sha256(rawKey)), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  return row ?? null;
+}

@@ -1,0 +1,13 @@
+import path from "node:path";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  resolve: { alias: { "@": path.resolve(__dirname) } },
+  test: {
+    include: ["test/**/*.test.ts", "lib/**/*.test.ts"],
+    globalSetup: ["test/global-setup.ts"],
+    environment: "node",
+    testTimeout: 30_000,
+    hookTimeout: 300_000,
+  },
+});
