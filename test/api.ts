@@ -1,0 +1,97 @@
+import qs from "qs";
+import { getDb } from "@/lib/db/client";
+import { createProject, type ProjectWithKeys } from "@/lib/projects/service";
+
+type RouteModule = Record<string, (request: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>>;
+
+/** The route files, matched like Next.js matches them: the real handlers, called with real Requests. */
+const ROUTES: [string, () => Promise<unknown>][] = [
+  ["/v1/players", () => import("@/app/v1/players/route")],
+  ["/v1/players/[id]", () => import("@/app/v1/players/[id]/route")],
+  ["/v1/contracts", () => import("@/app/v1/contracts/route")],
+  ["/v1/contracts/[id]", () => import("@/app/v1/contracts/[id]/route")],
+  ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
+];
+
+function match(pathname: string): { load: () => Promise<unknown>; params: Record<string, string> } {
+  const parts = pathname.split("/").filter(Boolean);
+  for (const [pattern, load] of ROUTES) {
+    const segments = pattern.split("/").filter(Boolean);
+    const params: Record<string, string> = {};
+    let ok = true;
+    for (let i = 0; i < segments.length && ok; i++) {
+      const seg = segments[i]!;
+      if (seg.startsWith("[...")) {
+        params[seg.slice(4, -1)] = parts.slice(i).join("/");
+        return { load, params };
+      }
+      if (parts[i] === undefined) ok = false;
+      else if (seg.startsWith("[")) params[seg.slice(1, -1)] = parts[i]!;
+      else if (seg !== parts[i]) ok = false;
+    }
+    if (ok && parts.length === segments.length) return { load, params };
+  }
+  throw new Error(`no route for ${pathname}`);
+}
+
+export interface CallOptions {
+  key?: string | null;
+  /** Sent as `Authorization: Basic` instead of Bearer. */
+  basic?: boolean;
+  json?: unknown;
+  form?: Record<string, unknown> | string;
+  /** Any other body, with its content type. */
+  raw?: { body: string; contentType: string };
+  query?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
+  const url = new URL(path, "http://127.0.0.1:3000");
+  if (options.query) url.search = qs.stringify(options.query, { arrayFormat: "indices" });
+  const headers = new Headers(options.headers);
+  if (options.key) {
+    headers.set("authorization", options.basic ? `Basic ${Buffer.from(`${options.key}:`).toString("base64")}` : `Bearer ${options.key}`);
+  }
+  let body: string | undefined;
+  if (options.json !== undefined) {
+    headers.set("content-type", "application/json");
+    body = typeof options.json === "string" ? options.json : JSON.stringify(options.json);
+  } else if (options.form !== undefined) {
+    headers.set("content-type", "application/x-www-form-urlencoded");
+    body = typeof options.form === "string" ? options.form : qs.stringify(options.form, { arrayFormat: "indices" });
+  } else if (options.raw) {
+    headers.set("content-type", options.raw.contentType);
+    body = options.raw.body;
+  }
+  const request = new Request(url, { method, headers, body });
+  const { load, params } = match(url.pathname);
+  const mod = (await load()) as RouteModule;
+  const handler = mod[method];
+  if (!handler) throw new Error(`${method} not exported for ${url.pathname}`);
+  const response = await handler(request, { params: Promise.resolve(params) });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers };
+}
+
+export async function newProject(name = "test project"): Promise<ProjectWithKeys> {
+  return createProject(await getDb(), name);
+}
+
+/** Asserts the error envelope every failure must have, and returns it. */
+export function expectError(res: ApiResponse, status: number, type?: string) {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  const error = res.body?.error;
+  if (!error || typeof error.message !== "string" || typeof error.type !== "string") {
+    throw new Error(`not an error envelope: ${JSON.stringify(res.body)}`);
+  }
+  if (type && error.type !== type) throw new Error(`expected error type ${type}, got ${error.type}`);
+  if (JSON.stringify(res.body).includes("    at ")) throw new Error("stack trace leaked");
+  return error as { type: string; message: string; details?: Record<string, { value?: unknown; message: string }> };
+}
