@@ -1,0 +1,96 @@
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { getDb } from "@/lib/db/client";
+import { rollKeys, type ProjectWithKeys } from "@/lib/projects/service";
+import { call, expectError, newProject } from "./api";
+
+let project: ProjectWithKeys;
+beforeAll(async () => {
+  project = await newProject();
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe("authentication", () => {
+  it("accepts a secret key as a Bearer token and as the HTTP Basic user name", async () => {
+    expect((await call("GET", "/v1/players", { key: project.keys.test.secret })).status).toBe(200);
+    expect((await call("GET", "/v1/players", { key: project.keys.test.secret, basic: true })).status).toBe(200);
+    const noColon = await call("GET", "/v1/players", {
+      headers: { authorization: `Basic ${Buffer.from(project.keys.test.secret).toString("base64")}` },
+    });
+    expect(noColon.status).toBe(200);
+  });
+
+  it("answers 401 with a reason when the key is missing, malformed or unknown", async () => {
+    const missing = await call("GET", "/v1/players");
+    expect(expectError(missing, 401, "authentication_error").message).toMatch(/did not provide an API key/);
+    expect(missing.headers.get("www-authenticate")).toMatch(/Bearer/);
+    expectError(await call("GET", "/v1/players", { headers: { authorization: "Token abc" } }), 401, "authentication_error");
+    expectError(await call("GET", "/v1/players", { headers: { authorization: "Bearer" } }), 401, "authentication_error");
+    const wrong = expectError(await call("GET", "/v1/players", { key: "sk_test_00000000-0000-0000-0000-000000000000" }), 401);
+    expect(wrong.message).toContain("sk_test_…0000");
+    expect(wrong.message).not.toContain("sk_test_00000000-0000");
+  });
+
+  it("refuses publishable keys on secret-key endpoints with 403", async () => {
+    for (const [method, path] of [
+      ["GET", "/v1/players"],
+      ["POST", "/v1/players"],
+      ["GET", "/v1/contracts"],
+    ] as const) {
+      expectError(await call(method, path, { key: project.keys.test.publishable, form: method === "POST" ? { name: "x" } : undefined }), 403, "permission_error");
+    }
+  });
+
+  it("stops a rolled key at once and accepts the new one", async () => {
+    const own = await newProject();
+    const before = own.keys.test.secret;
+    const rolled = await rollKeys(await getDb(), own.id, "test");
+    expect(rolled?.secret).toMatch(/^sk_test_/);
+    expect(expectError(await call("GET", "/v1/players", { key: before }), 401).message).toMatch(/rolled/);
+    expect((await call("GET", "/v1/players", { key: rolled!.secret })).status).toBe(200);
+    // the live keys were not touched
+    expect((await call("GET", "/v1/players", { key: own.keys.live.secret })).status).toBe(200);
+  });
+
+  it("stores no usable key: secrets are hashed for lookup and encrypted at rest", async () => {
+    const db = await getDb();
+    const { apiKeys } = await import("@/lib/db/schema");
+    const { eq } = await import("drizzle-orm");
+    const rows = await db.select().from(apiKeys).where(eq(apiKeys.projectId, project.id));
+    const dump = JSON.stringify(rows);
+    expect(dump).not.toContain(project.keys.test.secret);
+    expect(dump).not.toContain(project.keys.live.secret);
+    expect(dump).toContain(project.keys.test.publishable);
+    const { decrypt } = await import("@/lib/keys/encryption");
+    const secretRow = rows.find((r) => r.kind === "secret" && !r.livemode)!;
+    expect(decrypt(secretRow.encryptedSecret!, project.id)).toBe(project.keys.test.secret);
+    expect(() => decrypt(secretRow.encryptedSecret!, "another project")).toThrow();
+  });
+
+  it("refuses plain HTTP in production when not bound to loopback", async () => {
+    vi.stubEnv("NODE_ENV", "production");
+    vi.stubEnv("HOST", "0.0.0.0");
+    const plain = await call("GET", "/v1/players", { key: project.keys.test.secret });
+    expect(expectError(plain, 403).message).toMatch(/HTTPS/);
+    const proxied = await call("GET", "/v1/players", { key: project.keys.test.secret, headers: { "x-forwarded-proto": "https" } });
+    expect(proxied.status).toBe(200);
+    vi.stubEnv("HOST", "127.0.0.1");
+    expect((await call("GET", "/v1/players", { key: project.keys.test.secret })).status).toBe(200);
+  });
+});
+
+describe("routing", () => {
+  it("answers unknown paths with a JSON 404 and wrong methods with a JSON 405", async () => {
+    expectError(await call("GET", "/v1/wallets", { key: project.keys.test.secret }), 404);
+    expectError(await call("POST", "/v1/players/x/y/z", { key: project.keys.test.secret }), 404);
+    const res = await call("PUT", "/v1/players", { key: project.keys.test.secret });
+    expectError(res, 405);
+    expect(res.headers.get("allow")).toBe("GET, POST");
+  });
+
+  it("answers every response with a request id", async () => {
+    const res = await call("GET", "/v1/players", { key: project.keys.test.secret });
+    expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+});

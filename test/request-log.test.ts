@@ -1,0 +1,35 @@
+import { desc, eq, isNull } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { getDb } from "@/lib/db/client";
+import { requestLogs } from "@/lib/db/schema";
+import { call, newProject } from "./api";
+
+describe("request log", () => {
+  it("records method, path, status, duration and mode of every request, and nothing secret", async () => {
+    const project = await newProject();
+    const created = await call("POST", "/v1/players", { key: project.keys.test.secret, form: { name: "logged", metadata: { secret: "s3cr3t" } } });
+    await call("GET", `/v1/players/${created.body.id}`, { key: project.keys.live.secret });
+    const db = await getDb();
+    const rows = await db.select().from(requestLogs).where(eq(requestLogs.projectId, project.id)).orderBy(desc(requestLogs.createdAt));
+    expect(rows.map((r) => [r.method, r.path, r.status, r.livemode])).toEqual([
+      ["GET", `/v1/players/${created.body.id}`, 404, true],
+      ["POST", "/v1/players", 200, false],
+    ]);
+    for (const r of rows) {
+      expect(r.id).toMatch(/^req_/);
+      expect(r.durationMs).toBeGreaterThanOrEqual(0);
+    }
+    const dump = JSON.stringify(rows);
+    expect(dump).not.toContain(project.keys.test.secret);
+    expect(dump).not.toContain("s3cr3t");
+  });
+
+  it("records unauthenticated requests without a project", async () => {
+    const res = await call("GET", "/v1/contracts", { key: "sk_test_nope" });
+    const db = await getDb();
+    const [row] = await db.select().from(requestLogs).where(eq(requestLogs.id, res.headers.get("x-request-id")!));
+    expect(row).toMatchObject({ status: 401, method: "GET", path: "/v1/contracts", projectId: null });
+    expect(JSON.stringify(row)).not.toContain("sk_test_nope");
+    expect((await db.select().from(requestLogs).where(isNull(requestLogs.projectId))).length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,91 @@
+import fs from "node:fs";
+import path from "node:path";
+import Openfort from "@openfort/openfort-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, startServer, type RunningServer } from "./server";
+
+let server: RunningServer;
+beforeAll(async () => {
+  server = await startServer();
+}, 600_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const erc20Abi = [
+  { type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "owner", type: "address" }], outputs: [{ name: "", type: "uint256" }] },
+  { type: "event", name: "Transfer", anonymous: false, inputs: [{ name: "from", type: "address", indexed: true }, { name: "to", type: "address", indexed: true }, { name: "value", type: "uint256", indexed: false }] },
+];
+
+describe("a running server", () => {
+  it("prints a default project on first start, saves it, and its printed key works", async () => {
+    const saved = JSON.parse(fs.readFileSync(path.join(server.dataDir, "default-project.json"), "utf8"));
+    expect(server.output()).toContain(saved.keys.test.secret);
+    expect(server.output()).toContain(saved.id);
+    expect(fs.statSync(path.join(server.dataDir, "default-project.json")).mode & 0o777).toBe(0o600);
+    const res = await fetch(`${server.url}/v1/players`, { headers: { authorization: `Bearer ${saved.keys.test.secret}` } });
+    expect(res.status).toBe(200);
+  });
+
+  it("creates projects from the CLI while it runs, and their keys work at once", async () => {
+    const created = JSON.parse(runCli(server, ["project", "create", "--name", "From CLI", "--json"]));
+    expect(created).toMatchObject({ id: expect.stringMatching(/^pro_/), name: "From CLI" });
+    for (const mode of ["test", "live"] as const) {
+      expect(created.keys[mode].publishable).toMatch(new RegExp(`^pk_${mode}_`));
+      expect(created.keys[mode].secret).toMatch(new RegExp(`^sk_${mode}_`));
+    }
+    const res = await fetch(`${server.url}/v1/players`, { method: "POST", headers: { authorization: `Bearer ${created.keys.live.secret}` }, body: new URLSearchParams({ name: "x" }) });
+    expect((await res.json()).livemode).toBe(true);
+    const list = runCli(server, ["project", "list"]);
+    expect(list).toContain(created.id);
+    expect(list).not.toContain(created.keys.test.secret);
+    const rolled = JSON.parse(runCli(server, ["keys", "roll", "--project", created.id, "--mode", "test", "--json"]));
+    const old = await fetch(`${server.url}/v1/players`, { headers: { authorization: `Bearer ${created.keys.test.secret}` } });
+    expect(old.status).toBe(401);
+    const fresh = await fetch(`${server.url}/v1/players`, { headers: { authorization: `Bearer ${rolled.keys.test.secret}` } });
+    expect(fresh.status).toBe(200);
+  });
+
+  it("serves the official Openfort SDK unchanged: players", async () => {
+    const { keys } = JSON.parse(runCli(server, ["project", "create", "--name", "SDK", "--json"]));
+    const openfort = new Openfort(keys.test.secret, server.url);
+    const player = await openfort.players.create({ name: "SDK player", description: "from the SDK", metadata: { level: "1" } });
+    expect(player.id).toMatch(/^pla_/);
+    expect(player.name).toBe("SDK player");
+    const got = await openfort.players.get({ id: player.id, expand: ["accounts" as never] });
+    expect(got.id).toBe(player.id);
+    expect(got.metadata).toEqual({ level: "1" });
+    const updated = await openfort.players.update({ id: player.id, name: "Renamed", metadata: { level: "" } });
+    expect(updated.name).toBe("Renamed");
+    expect(updated.metadata ?? null).toBeNull();
+    await openfort.players.create({ name: "second" });
+    const list = await openfort.players.list({ limit: 1, order: "asc" as never });
+    expect(list.total).toBe(2);
+    expect(list.data.map((p) => p.id)).toEqual([player.id]);
+    const byName = await openfort.players.list({ name: "second" });
+    expect(byName.data).toHaveLength(1);
+    const deleted = await openfort.players.delete(player.id);
+    expect(deleted).toMatchObject({ id: player.id, deleted: true });
+    await expect(openfort.players.get({ id: player.id })).rejects.toThrow(/No such player/);
+  });
+
+  it("serves the official Openfort SDK unchanged: contracts", async () => {
+    const { keys } = JSON.parse(runCli(server, ["project", "create", "--name", "SDK contracts", "--json"]));
+    const openfort = new Openfort(keys.test.secret, server.url);
+    const contract = await openfort.contracts.create({ name: "Token", chainId: 31337, address: TOKEN.toLowerCase(), abi: erc20Abi as never, publicVerification: true });
+    expect(contract).toMatchObject({ name: "Token", chainId: 31337, address: TOKEN, publicVerification: true, deleted: false });
+    expect(contract.abi).toHaveLength(2);
+    const got = await openfort.contracts.get({ id: contract.id });
+    expect(got.address).toBe(TOKEN);
+    const updated = await openfort.contracts.update({ id: contract.id, name: "Gold" });
+    expect(updated.name).toBe("Gold");
+    const list = await openfort.contracts.list({ chainId: 31337, address: TOKEN.toLowerCase() });
+    expect(list.data.map((c) => c.id)).toEqual([contract.id]);
+    // The SDK reports undeclared status codes as an ApiException carrying our error body.
+    await expect(openfort.contracts.create({ name: "Bad", chainId: 1, address: TOKEN })).rejects.toThrow(/HTTP-Code: 400[\s\S]*Unsupported chainId 1/);
+    const deleted = await openfort.contracts.delete(contract.id);
+    expect(deleted).toMatchObject({ id: contract.id, deleted: true });
+    expect((await openfort.contracts.list({ deleted: true })).data.map((c) => c.id)).toEqual([contract.id]);
+  });
+});

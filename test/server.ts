@@ -1,0 +1,96 @@
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import postgres from "postgres";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+export interface RunningServer {
+  url: string;
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A production server (`next start`) as a user runs it, on a fresh database of its own:
+ * a new `.data/` with PGlite, or a new database on the DATABASE_URL server.
+ */
+export async function startServer(): Promise<RunningServer> {
+  execFileSync(process.execPath, [path.join(root, "scripts/build-if-stale.mjs")], { cwd: root, stdio: "inherit" });
+  const port = await freePort();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "wallet-server-"));
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, HOST: "127.0.0.1", PORT: String(port), NODE_ENV: "production" };
+  delete env.PGLITE_DATA_DIR;
+  delete env.VITEST;
+  let dropDatabase = async () => {};
+  if (process.env.DATABASE_URL) {
+    const name = `srv_${Date.now()}_${crypto.randomBytes(3).toString("hex")}`;
+    const admin = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database "${name}"`);
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = `/${name}`;
+    env.DATABASE_URL = url.toString();
+    dropDatabase = async () => {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    };
+  }
+  let output = "";
+  const child: ChildProcess = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1", "-p", String(port)], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`);
+    try {
+      const res = await fetch(`${url}/v1/players`);
+      // ready once the database is up and the pipeline answers (401 without a key)
+      if (res.status === 401 && output.includes("Database:")) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url,
+    env,
+    dataDir,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      await dropDatabase();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs the CLI as a user would, with the server's environment. */
+export function runCli(server: RunningServer, args: string[]): string {
+  return execFileSync(path.join(root, "node_modules/.bin/tsx"), ["cli/index.ts", ...args], { cwd: root, env: server.env, encoding: "utf8" });
+}
