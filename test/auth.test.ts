@@ -80,6 +80,20 @@ describe("authentication", () => {
   });
 });
 
+describe("rate limiting", () => {
+  it("answers 429 with Retry-After once a key exceeds its rate, and other keys are unaffected", async () => {
+    vi.stubEnv("RATE_LIMIT_PER_SECOND", "5");
+    const own = await newProject();
+    const results = await Promise.all(Array.from({ length: 25 }, () => call("GET", "/v1/players", { key: own.keys.test.secret })));
+    const limited = results.filter((r) => r.status === 429);
+    expect(results.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(10);
+    expect(limited.length).toBeGreaterThan(0);
+    expectError(limited[0]!, 429, "rate_limit_error");
+    expect(Number(limited[0]!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect((await call("GET", "/v1/players", { key: own.keys.live.secret })).status).toBe(200);
+  });
+});
+
 describe("routing", () => {
   it("answers unknown paths with a JSON 404 and wrong methods with a JSON 405", async () => {
     expectError(await call("GET", "/v1/wallets", { key: project.keys.test.secret }), 404);

@@ -140,5 +140,11 @@ describe("players", () => {
     expectError(await call("POST", "/v1/players", { key, raw: { body: "x", contentType: "text/plain" } }), 415);
     expectError(await call("GET", "/v1/players/pla_does-not-exist", { key }), 404);
     expectError(await call("GET", "/v1/players/'; drop table players; --", { key }), 404);
+    expectError(await call("GET", "/v1/players/%E0%A4%A", { key }), 404);
+    expectError(await call("GET", "/v1/players?limit=1e309", { key }), 400);
+    expectError(await call("GET", "/v1/players?limit[a]=1", { key }), 400);
+    expectError(await call("POST", "/v1/players", { key, json: { name: "\u0000" } }), 400);
+    expectError(await call("POST", "/v1/players", { key, json: { metadata: { "a\u0000": "x" } } }), 400);
+    expectError(await call("POST", "/v1/players", { key, form: "metadata[k]=%00" }), 400);
   });
 });

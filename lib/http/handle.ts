@@ -5,6 +5,7 @@ import { authenticate, requireHttps } from "./auth";
 import { readBody } from "./body";
 import { ApiError } from "./errors";
 import { parseBracketParams } from "./form";
+import { takeToken } from "./rate-limit";
 import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
 import { recordRequest } from "./request-log";
@@ -29,9 +30,17 @@ export function errorResponse(err: unknown, requestId: string): Response {
   );
 }
 
+const safeDecode = (value: string) => {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value; // malformed escapes: keep as sent, the lookup then finds nothing (404)
+  }
+};
+
 function paramsOf(raw: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw)) if (typeof v === "string") out[k] = decodeURIComponent(v);
+  for (const [k, v] of Object.entries(raw)) if (typeof v === "string") out[k] = safeDecode(v);
   return out;
 }
 
@@ -48,6 +57,7 @@ export function handle(op: Operation) {
       requireHttps(request);
       db = await getDb();
       key = await authenticate(db, request, op.auth ?? "secret");
+      takeToken(key.keyId);
       const project = { projectId: key.projectId, livemode: key.livemode };
       const query = parseBracketParams(url.searchParams);
       const raw = op.method === "GET" || op.method === "DELETE" ? query : { ...query, ...(await readBody(request)) };

@@ -16,7 +16,24 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return node;
 }
 
+/** PostgreSQL text and jsonb cannot hold U+0000: refuse it in any name or value, wherever it is. */
+function findNul(node: unknown, path: PropertyKey[] = []): PropertyKey[] | null {
+  if (typeof node === "string") return node.includes("\u0000") ? path : null;
+  if (node === null || typeof node !== "object") return null;
+  for (const [key, value] of Object.entries(node)) {
+    if (key.includes("\u0000")) return [...path, key.replaceAll("\u0000", "\\u0000")];
+    const found = findNul(value, [...path, Array.isArray(node) ? Number(key) : key]);
+    if (found) return found;
+  }
+  return null;
+}
+
 export function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const nulAt = findNul(input);
+  if (nulAt) {
+    const name = paramName(nulAt) || "body";
+    throw badRequest(`Invalid parameter ${name}: NUL characters are not allowed.`, { [name]: { message: "NUL characters are not allowed." } });
+  }
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const details: ErrorDetails = {};

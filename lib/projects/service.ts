@@ -92,12 +92,13 @@ export async function rollKeys(db: Queryable, projectId: string, mode: Mode): Pr
 }
 
 export interface AuthenticatedKey extends ProjectContext {
+  keyId: string;
   kind: "publishable" | "secret";
 }
 
 export async function findKey(db: Queryable, rawKey: string): Promise<AuthenticatedKey | null> {
   const [row] = await db
-    .select({ projectId: apiKeys.projectId, livemode: apiKeys.livemode, kind: apiKeys.kind })
+    .select({ keyId: apiKeys.id, projectId: apiKeys.projectId, livemode: apiKeys.livemode, kind: apiKeys.kind })
     .from(apiKeys)
     .where(and(eq(apiKeys.hash, sha256(rawKey)), isNull(apiKeys.revokedAt)))
     .limit(1);

@@ -1,0 +1,55 @@
+import qs from "qs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { operations } from "@/lib/api";
+import { buildOpenApi } from "@/lib/http/openapi";
+import type { ProjectWithKeys } from "@/lib/projects/service";
+import { call, newProject } from "./api";
+
+const HOSTILE: unknown[] = [
+  null, true, false, 0, -1, 1.5, 1e308, -1e308, "", " ", "x".repeat(20_000), "NaN", "1e999", "-0", "0x", "💥\u202e",
+  "%00", "\u0000", "' or 1=1 --", [], [null], [[[]]], {}, { a: { b: { c: {} } } }, { __proto__: { polluted: true } },
+];
+
+let project: ProjectWithKeys;
+const ids: Record<string, string> = {};
+const doc = buildOpenApi(operations, "http://127.0.0.1:3000");
+
+beforeAll(async () => {
+  project = await newProject();
+  const key = project.keys.test.secret;
+  ids["/v1/players/{id}"] = (await call("POST", "/v1/players", { key, form: { name: "target" } })).body.id;
+  ids["/v1/contracts/{id}"] = (
+    await call("POST", "/v1/contracts", { key, form: { name: "target", chainId: 31337, address: "0x00000000000000000000000000000000000000bb" } })
+  ).body.id;
+});
+
+describe("hostile input", () => {
+  it("never gets a 5xx from any operation, parameter, value or encoding", async () => {
+    const key = project.keys.test.secret;
+    const failures: string[] = [];
+    let calls = 0;
+    for (const op of operations) {
+      const path = op.path.replace("{id}", ids[op.path] ?? "pla_x");
+      const entry = (doc.paths as Record<string, Record<string, any>>)[op.path]![op.method.toLowerCase()];
+      const schema = entry.requestBody?.content["application/json"].schema;
+      const names: string[] = schema ? Object.keys(schema.properties ?? {}) : entry.parameters.filter((p: any) => p.in === "query").map((p: any) => p.name);
+      for (const name of [...names, "unknown"]) {
+        for (const value of HOSTILE) {
+          const input = { [name]: value };
+          const attempts =
+            op.method === "GET" || op.method === "DELETE"
+              ? [call(op.method, `${path}?${qs.stringify(input)}`, { key })]
+              : [call(op.method, path, { key, json: input }), call(op.method, path, { key, form: qs.stringify(input) })];
+          for (const res of await Promise.all(attempts)) {
+            calls++;
+            if (res.status >= 500 || !(res.status < 300 || res.body?.error?.message)) {
+              failures.push(`${op.method} ${op.path} ${name}=${JSON.stringify(value)?.slice(0, 40)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+            }
+          }
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(calls).toBeGreaterThan(500);
+  }, 120_000);
+});
