@@ -38,7 +38,7 @@ const abiItem = z
   .transform((item) => {
     // Pre-0.4.16 ABIs say `constant`/`payable`; viem and today's tools read `stateMutability`.
     if (item.type === "function" || item.type === "constructor" || item.type === "fallback" || item.type === "receive") {
-      const derived = item.payable ? "payable" : item.constant ? "view" : "nonpayable";
+      const derived = item.payable || item.type === "receive" ? "payable" : item.constant ? "view" : "nonpayable";
       return { ...item, inputs: item.inputs ?? [], stateMutability: item.stateMutability ?? derived };
     }
     return { ...item, inputs: item.inputs ?? [] };
@@ -68,7 +68,11 @@ export const abiField = () =>
             return;
           }
           try {
-            parseAbiItem(formatAbiItem(item as AbitypeAbi[number]));
+            const signature = formatAbiItem(item as AbitypeAbi[number]);
+            // A type such as `uint256,uint256` or `address payable` formats to a signature that
+            // parses, but as other parameters: only an entry that reads back the same is real.
+            const reparsed = formatAbiItem(parseAbiItem(signature) as AbitypeAbi[number]);
+            if (reparsed !== signature) throw new Error(`'${signature}' reads back as '${reparsed}'.`);
           } catch (err) {
             const reason = err instanceof Error ? err.message.split("\n")[0] : String(err);
             ctx.addIssue({ code: "custom", path: [index], message: `Not a valid ABI entry: ${reason}` });

@@ -24,11 +24,17 @@ function segmentsOf(key: string): string[] {
 
 const isIndex = (s: string) => /^(0|[1-9]\d*)$/.test(s);
 
-/** Objects whose keys are all array indices (from `a[0]`, `a[]`) become arrays, in index order. */
-function finish(node: Node | string): unknown {
+/** Where `a[]` (or a repeated plain key) appends: one past the highest index given, so nothing is overwritten. */
+const nextIndex = (node: Node) => String(Object.keys(node).reduce((next, k) => (isIndex(k) ? Math.max(next, Number(k) + 1) : next), 0));
+
+/**
+ * Objects whose keys are all array indices (from `a[0]`, `a[]`) become arrays, in index order;
+ * the top level stays an object whatever its keys, as a body must be one.
+ */
+function finish(node: Node | string, topLevel = false): unknown {
   if (typeof node === "string") return node;
   const keys = Object.keys(node);
-  if (keys.length > 0 && keys.every(isIndex)) {
+  if (!topLevel && keys.length > 0 && keys.every(isIndex)) {
     return keys
       .map(Number)
       .sort((a, b) => a - b)
@@ -52,7 +58,7 @@ export function parseBracketParams(params: URLSearchParams): Record<string, unkn
     for (let i = 0; i < segments.length; i++) {
       let segment = segments[i]!;
       if (FORBIDDEN_SEGMENTS.has(segment)) throw badRequest(`Invalid parameter name: '${key}'`);
-      if (segment === "") segment = String(Object.keys(node).length);
+      if (segment === "") segment = nextIndex(node);
       if (isIndex(segment) && Number(segment) > MAX_INDEX) throw badRequest(`Array index too large in '${key}'`);
       const last = i === segments.length - 1;
       const existing = node[segment];
@@ -65,7 +71,9 @@ export function parseBracketParams(params: URLSearchParams): Record<string, unkn
           list["1"] = value;
           node[segment] = list;
         } else if (typeof existing !== "string" && segments.length === 1 && Object.keys(existing).every(isIndex)) {
-          existing[String(Object.keys(existing).length)] = value;
+          const index = nextIndex(existing);
+          if (Number(index) > MAX_INDEX) throw badRequest(`Parameter '${key}' is repeated too many times`);
+          existing[index] = value;
         } else throw badRequest(`Parameter '${key}' is given more than once`);
       } else {
         if (typeof existing === "string") throw badRequest(`Parameter '${key}' conflicts with a plain value`);
@@ -73,5 +81,5 @@ export function parseBracketParams(params: URLSearchParams): Record<string, unkn
       }
     }
   }
-  return finish(root) as Record<string, unknown>;
+  return finish(root, true) as Record<string, unknown>;
 }
