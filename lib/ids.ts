@@ -23,9 +23,3 @@ export type IdKind = keyof typeof ID_PREFIXES;
 export function newId(kind: IdKind): string {
   return `${ID_PREFIXES[kind]}_${crypto.randomUUID()}`;
 }
-
-const idPattern = /^[a-z]{3}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-export function isId(kind: IdKind, value: string): boolean {
-  return value.startsWith(`${ID_PREFIXES[kind]}_`) && idPattern.test(value);
-}

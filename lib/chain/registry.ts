@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { integerField } from "@/lib/http/fields";
 
 export interface ChainInfo {
@@ -28,5 +27,3 @@ export const chainIdField = () =>
       });
     }
   });
-
-export const chainIdSchema = z.number().int();

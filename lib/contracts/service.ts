@@ -1,8 +1,8 @@
-import { and, count, eq, ilike, sql, type SQL } from "drizzle-orm";
+import { and, eq, ilike, sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
 import { conflict, notFound } from "@/lib/http/errors";
-import { orderBy, pageOf } from "@/lib/http/list";
+import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
 import type { CreateContractInput, ListContractsInput, UpdateContractInput } from "./schema";
@@ -54,12 +54,7 @@ export async function listContracts(db: Queryable, ctx: ProjectContext, input: L
     input.chainId !== undefined ? eq(contracts.chainId, input.chainId) : undefined,
     input.address !== undefined ? ilike(contracts.address, input.address.replace(/[%_\\]/g, "\\$&")) : undefined,
   );
-  const { limit, offset } = pageOf(input);
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
-    db.select().from(contracts).where(where).orderBy(...orderBy(input, contracts.createdAt, contracts.id)).limit(limit).offset(offset),
-    db.select({ total: count() }).from(contracts).where(where),
-  ]);
-  return { rows, total };
+  return listPage(db, contracts, where, input);
 }
 
 export async function updateContract(db: Queryable, ctx: ProjectContext, id: string, input: UpdateContractInput): Promise<ContractRow> {

@@ -19,6 +19,14 @@ export const projects = pgTable("projects", {
   createdAt: createdAt(),
 });
 
+/** Every tenant-owned row: its project and its mode (test or live). */
+const tenant = () => ({
+  projectId: text()
+    .notNull()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  livemode: boolean().notNull(),
+});
+
 /**
  * Publishable keys are public by design and kept in clear. Secret keys are found by their
  * SHA-256 (they are long random strings, so a fast hash is enough) and kept encrypted only
@@ -28,10 +36,7 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     id: text().primaryKey(),
-    projectId: text()
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    livemode: boolean().notNull(),
+    ...tenant(),
     kind: text({ enum: ["publishable", "secret"] }).notNull(),
     hash: text().notNull().unique(),
     hint: text().notNull(),
@@ -47,10 +52,7 @@ export const players = pgTable(
   "players",
   {
     id: text().primaryKey(),
-    projectId: text()
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    livemode: boolean().notNull(),
+    ...tenant(),
     name: text(),
     email: text(),
     description: text(),
@@ -66,10 +68,7 @@ export const contracts = pgTable(
   "contracts",
   {
     id: text().primaryKey(),
-    projectId: text()
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    livemode: boolean().notNull(),
+    ...tenant(),
     name: text(),
     chainId: integer().notNull(),
     address: text().notNull(),
@@ -90,10 +89,7 @@ export const contracts = pgTable(
 export const idempotencyKeys = pgTable(
   "idempotency_keys",
   {
-    projectId: text()
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    livemode: boolean().notNull(),
+    ...tenant(),
     key: text().notNull(),
     requestHash: text().notNull(),
     responseStatus: integer(),

@@ -28,10 +28,6 @@ export class ApiError extends Error {
 export const badRequest = (message: string, details?: ErrorDetails) =>
   new ApiError(400, "invalid_request_error", message, details);
 
-/** A 400 about one parameter, with the same details shape as validation errors. */
-export const invalidParam = (param: string, value: unknown, message: string) =>
-  badRequest(`Invalid ${param}: ${message}`, { [param]: { value, message } });
-
 export const notFound = (resource: string, id: string) =>
   new ApiError(404, "invalid_request_error", `No such ${resource}: '${id}'`);
 

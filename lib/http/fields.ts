@@ -47,12 +47,10 @@ export const addressField = () =>
 /** Free text shown back to developers. */
 export const textField = (max = 500) => z.string().trim().max(max);
 
-export const sortOrder = z.enum(["asc", "desc"]);
-
 export const listInput = {
   limit: integerField({ min: 1, max: 100 }).optional(),
   skip: integerField({ min: 0 }).optional(),
-  order: sortOrder.optional(),
+  order: z.enum(["asc", "desc"]).optional(),
 };
 
 const METADATA_MAX_KEYS = 50;

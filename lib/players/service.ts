@@ -1,9 +1,9 @@
-import { and, count, eq, isNull, type SQL } from "drizzle-orm";
+import { and, eq, isNull, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { players } from "@/lib/db/schema";
 import { notFound } from "@/lib/http/errors";
 import { applyMetadata } from "@/lib/http/fields";
-import { orderBy, pageOf } from "@/lib/http/list";
+import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
 import type { CreatePlayerInput, ListPlayersInput } from "./schema";
@@ -40,12 +40,7 @@ export async function listPlayers(db: Queryable, ctx: ProjectContext, input: Lis
     input.name !== undefined ? eq(players.name, input.name) : undefined,
     input.email !== undefined ? eq(players.email, input.email) : undefined,
   );
-  const { limit, offset } = pageOf(input);
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
-    db.select().from(players).where(where).orderBy(...orderBy(input, players.createdAt, players.id)).limit(limit).offset(offset),
-    db.select({ total: count() }).from(players).where(where),
-  ]);
-  return { rows, total };
+  return listPage(db, players, where, input);
 }
 
 export async function updatePlayer(db: Queryable, ctx: ProjectContext, id: string, input: CreatePlayerInput): Promise<PlayerRow> {
