@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { idempotencyKeys } from "@/lib/db/schema";
+import { requestHash } from "@/lib/http/idempotency";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject } from "./api";
 
@@ -92,5 +93,20 @@ describe("Idempotency-Key", () => {
 
   it("refuses keys longer than 255 characters", async () => {
     expectError(await call("POST", "/v1/players", { key, form: { name: "x" }, headers: { "idempotency-key": "k".repeat(256) } }), 400);
+  });
+});
+
+describe("Idempotency-Key after a crash", () => {
+  it("lets a retry take over a claim abandoned for more than 5 minutes, not a fresh one", async () => {
+    const project = await newProject();
+    const key = project.keys.test.secret;
+    const db = await getDb();
+    const claim = (age: string, k: string) =>
+      db.insert(idempotencyKeys).values({ projectId: project.id, livemode: false, key: k, requestHash: requestHash("POST", "/v1/players", { name: "retried" }), createdAt: sql`now() - ${sql.raw(`interval '${age}'`)}` });
+    await claim("6 minutes", "k-abandoned");
+    await claim("1 minute", "k-running");
+    expect((await call("POST", "/v1/players", { key, form: { name: "retried" }, headers: { "idempotency-key": "k-abandoned" } })).status).toBe(200);
+    const running = await call("POST", "/v1/players", { key, form: { name: "retried" }, headers: { "idempotency-key": "k-running" } });
+    expect(expectError(running, 409, "idempotency_error").message).toMatch(/still being processed/);
   });
 });

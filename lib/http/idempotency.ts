@@ -1,13 +1,9 @@
 import crypto from "node:crypto";
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "@/lib/db/client";
 import { idempotencyKeys } from "@/lib/db/schema";
 import type { ProjectContext } from "@/lib/projects/service";
 import { ApiError } from "./errors";
-
-const RETENTION_MS = 24 * 60 * 60 * 1000;
-/** An unfinished claim older than this belongs to a process that died; it may be taken over. */
-const ABANDONED_MS = 5 * 60 * 1000;
 
 export interface StoredResponse {
   status: number;
@@ -61,14 +57,23 @@ export async function runIdempotent(
       if (Math.random() < 0.01) await purgeExpired(db);
       return finish(db, scope, execute);
     }
+    // Past 24 hours a key is forgotten; an unfinished claim past 5 minutes was abandoned by a
+    // process that died. The database clock decides, so every instance agrees.
+    const stale = await db
+      .delete(idempotencyKeys)
+      .where(
+        and(
+          scope,
+          or(
+            lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`),
+            and(isNull(idempotencyKeys.responseStatus), lt(idempotencyKeys.createdAt, sql`now() - interval '5 minutes'`)),
+          ),
+        ),
+      )
+      .returning({ key: idempotencyKeys.key });
+    if (stale.length > 0) continue;
     const [existing] = await db.select().from(idempotencyKeys).where(scope);
     if (!existing) continue;
-    const age = Date.now() - existing.createdAt.getTime();
-    const abandoned = existing.responseStatus === null && age > ABANDONED_MS;
-    if (age > RETENTION_MS || abandoned) {
-      await db.delete(idempotencyKeys).where(and(scope, eq(idempotencyKeys.createdAt, existing.createdAt)));
-      continue;
-    }
     if (existing.requestHash !== hash) {
       throw idempotencyError(
         `Keys for idempotent requests can only be used with the same parameters they were first used with. Use a new Idempotency-Key for '${key}'.`,
