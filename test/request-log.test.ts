@@ -2,6 +2,7 @@ import { desc, eq, isNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { requestLogs } from "@/lib/db/schema";
+import { flushRequestLog } from "@/lib/http/request-log";
 import { call, newProject } from "./api";
 
 describe("request log", () => {
@@ -9,6 +10,7 @@ describe("request log", () => {
     const project = await newProject();
     const created = await call("POST", "/v1/players", { key: project.keys.test.secret, form: { name: "logged", metadata: { secret: "s3cr3t" } } });
     await call("GET", `/v1/players/${created.body.id}`, { key: project.keys.live.secret });
+    await flushRequestLog();
     const db = await getDb();
     const rows = await db.select().from(requestLogs).where(eq(requestLogs.projectId, project.id)).orderBy(desc(requestLogs.createdAt));
     expect(rows.map((r) => [r.method, r.path, r.status, r.livemode])).toEqual([
@@ -26,6 +28,7 @@ describe("request log", () => {
 
   it("records unauthenticated requests without a project", async () => {
     const res = await call("GET", "/v1/contracts", { key: "sk_test_nope" });
+    await flushRequestLog();
     const db = await getDb();
     const [row] = await db.select().from(requestLogs).where(eq(requestLogs.id, res.headers.get("x-request-id")!));
     expect(row).toMatchObject({ status: 401, method: "GET", path: "/v1/contracts", projectId: null });

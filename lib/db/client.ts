@@ -7,6 +7,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { dataDir } from "@/lib/config";
+import { flushRequestLog } from "@/lib/http/request-log";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded";
 import * as schema from "./schema";
 
@@ -89,6 +90,7 @@ export async function getDb(): Promise<Db> {
 }
 
 export async function closeDb(): Promise<void> {
+  await flushRequestLog();
   const handle = state.__dbHandle;
   state.__dbHandle = undefined;
   if (handle) await (await handle).close();

@@ -83,14 +83,14 @@ export function handle(op: Operation) {
     }
     response.headers.set("x-request-id", requestId);
     if (db) {
-      await recordRequest(db, {
+      recordRequest(db, {
         id: requestId,
         project: key && { projectId: key.projectId, livemode: key.livemode },
         method: request.method,
         path: url.pathname,
         status: response.status,
         durationMs: performance.now() - started,
-      }).catch((err) => console.error(JSON.stringify({ level: "error", requestId, error: `request log: ${String(err)}` })));
+      });
     }
     return response;
   };
