@@ -1,4 +1,6 @@
 import { enableLocalAdmin } from "@/lib/admin";
+import path from "node:path";
+import { dataDir } from "@/lib/config";
 import { closeDb, getDbHandle } from "@/lib/db/client";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
 
@@ -17,12 +19,13 @@ async function start() {
   const base = `http://${host}:${port}`;
   if (embedded) enableLocalAdmin(host, port);
   const result = await ensureDefaultProject(db);
+  const shown = (file: string) => path.relative(process.cwd(), path.join(dataDir(), file)) || ".";
   const lines = [``, `  Smart-account wallet service — API at ${base}/v1 (OpenAPI: ${base}/v1/openapi.json)`];
-  lines.push(`  Database: ${embedded ? "embedded PGlite in .data/pglite" : "PostgreSQL (DATABASE_URL)"}`);
+  lines.push(`  Database: ${embedded ? `embedded PGlite in ${shown("pglite")}` : "PostgreSQL (DATABASE_URL)"}`);
   if (result?.created) {
     const { project } = result;
     lines.push(
-      `  Created project "${project.name}" (${project.id}). Its keys, saved in .data/default-project.json:`,
+      `  Created project "${project.name}" (${project.id}). Its keys, saved in ${shown("default-project.json")}:`,
       `    test  publishable ${project.keys.test.publishable}`,
       `          secret      ${project.keys.test.secret}`,
       `    live  publishable ${project.keys.live.publishable}`,
@@ -30,7 +33,7 @@ async function start() {
       `  Try:  curl ${base}/v1/players -u ${project.keys.test.secret}: -d name=Alice`,
     );
   } else if (result) {
-    lines.push(`  Project "${result.project.name}" (${result.project.id}); keys in .data/default-project.json`);
+    lines.push(`  Project "${result.project.name}" (${result.project.id}); keys in ${shown("default-project.json")}`);
   } else {
     lines.push(`  Projects and keys: npm run cli -- project list`);
   }
