@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(import.meta.dirname, "..");
+export const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 const SOURCES = ["app", "components", "lib", "inngest", "public", "instrumentation.ts", "next.config.mjs", "package.json", "tsconfig.json"];
 
 function newestMtime(p) {
@@ -24,7 +25,6 @@ export function buildIfStale() {
   const changedAt = Math.max(...SOURCES.map((s) => newestMtime(path.join(root, s))));
   if (builtAt >= changedAt) return;
   console.log(builtAt ? "Sources changed since the last build: rebuilding…" : "No build yet: building the app…");
-  const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
   const build = spawnSync(process.execPath, [nextBin, "build"], { cwd: root, stdio: "inherit" });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }

@@ -1,10 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import crypto from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import postgres from "postgres";
+import { createFreshDatabase } from "./fresh-database";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -40,16 +39,9 @@ export async function startServer(): Promise<RunningServer> {
   delete env.VITEST;
   let dropDatabase = async () => {};
   if (process.env.DATABASE_URL) {
-    const name = `srv_${Date.now()}_${crypto.randomBytes(3).toString("hex")}`;
-    const admin = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    const url = new URL(process.env.DATABASE_URL);
-    url.pathname = `/${name}`;
-    env.DATABASE_URL = url.toString();
-    dropDatabase = async () => {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end();
-    };
+    const database = await createFreshDatabase(process.env.DATABASE_URL, "srv");
+    env.DATABASE_URL = database.url;
+    dropDatabase = database.drop;
   }
   let output = "";
   const child: ChildProcess = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1", "-p", String(port)], {
