@@ -27,6 +27,11 @@ export function requestHash(method: string, path: string, input: unknown): strin
   return crypto.createHash("sha256").update(JSON.stringify([method, path, canonical(input)])).digest("hex");
 }
 
+// Past 24 hours a key is forgotten; an unfinished claim past 5 minutes was abandoned by a
+// process that died. The database clock decides, so every instance agrees.
+const expired = lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`);
+const stale = or(expired, and(isNull(idempotencyKeys.responseStatus), lt(idempotencyKeys.createdAt, sql`now() - interval '5 minutes'`)))!;
+
 const idempotencyError = (message: string) => new ApiError(409, "idempotency_error", message);
 
 /**
@@ -57,23 +62,20 @@ export async function runIdempotent(
       if (Math.random() < 0.01) await purgeExpired(db);
       return finish(db, scope, execute);
     }
-    // Past 24 hours a key is forgotten; an unfinished claim past 5 minutes was abandoned by a
-    // process that died. The database clock decides, so every instance agrees.
-    const stale = await db
-      .delete(idempotencyKeys)
-      .where(
-        and(
-          scope,
-          or(
-            lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`),
-            and(isNull(idempotencyKeys.responseStatus), lt(idempotencyKeys.createdAt, sql`now() - interval '5 minutes'`)),
-          ),
-        ),
-      )
-      .returning({ key: idempotencyKeys.key });
-    if (stale.length > 0) continue;
-    const [existing] = await db.select().from(idempotencyKeys).where(scope);
+    const [existing] = await db
+      .select({
+        requestHash: idempotencyKeys.requestHash,
+        responseStatus: idempotencyKeys.responseStatus,
+        responseBody: idempotencyKeys.responseBody,
+        stale: sql<boolean>`${stale}`,
+      })
+      .from(idempotencyKeys)
+      .where(scope);
     if (!existing) continue;
+    if (existing.stale) {
+      await db.delete(idempotencyKeys).where(and(scope, stale));
+      continue;
+    }
     if (existing.requestHash !== hash) {
       throw idempotencyError(
         `Keys for idempotent requests can only be used with the same parameters they were first used with. Use a new Idempotency-Key for '${key}'.`,
@@ -107,5 +109,5 @@ async function finish(
 }
 
 async function purgeExpired(db: Db) {
-  await db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`));
+  await db.delete(idempotencyKeys).where(expired);
 }
