@@ -15,7 +15,8 @@ const CPU = ["arm64", "x64", "ia32", "arm", "loong64", "ppc64", "riscv64", "s390
 function platformOf(name) {
   const parts = name.split("/").pop().split("-");
   const os = parts.find((p) => OS.includes(p));
-  const cpu = parts.find((p) => CPU.includes(p));
+  // Some packages (foundry's) name x64 "amd64".
+  const cpu = parts.map((p) => (p === "amd64" ? "x64" : p)).find((p) => CPU.includes(p));
   return os && cpu ? { os, cpu } : null;
 }
 

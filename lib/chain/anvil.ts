@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+export interface AnvilOptions {
+  chainId: number;
+  /** 0 picks a free port. */
+  port: number;
+  host?: string;
+  /** Load the chain from this file at start and dump it there periodically and on exit. */
+  stateFile?: string;
+}
+
+export interface AnvilNode {
+  chainId: number;
+  rpcUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const ARCH: Record<string, string> = { x64: "amd64", arm64: "arm64" };
+
+/** The real anvil binary from @foundry-rs/anvil's platform package (not its node wrapper, whose
+ * child outlives a kill), or ANVIL_BIN. */
+export function anvilBinary(): string {
+  if (process.env.ANVIL_BIN) return process.env.ANVIL_BIN;
+  const pkg = `@foundry-rs/anvil-${process.platform}-${ARCH[process.arch] ?? process.arch}`;
+  const require = createRequire(import.meta.url);
+  const manifest = require.resolve(`${pkg}/package.json`, { paths: [process.cwd()] });
+  return path.join(path.dirname(manifest), "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
+}
+
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function killAllOnExit() {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const child of running) child.kill("SIGKILL");
+  });
+}
+
+/** Spawns anvil and resolves once it listens. */
+export function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
+  const host = options.host ?? "127.0.0.1";
+  const args = ["--chain-id", String(options.chainId), "--port", String(options.port), "--host", host];
+  if (options.stateFile) args.push("--state", options.stateFile, "--state-interval", "5");
+  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  killAllOnExit();
+
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  exited.then(() => running.delete(child));
+
+  return new Promise((resolve, reject) => {
+    let output = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`anvil (chain ${options.chainId}) did not start within 20 s:\n${output.slice(-2000)}`));
+    }, 20_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const listening = /Listening on ([\d.:[\]a-zA-Z]+):(\d+)/.exec(output);
+      if (!listening) return;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+      // Keep draining so a full pipe never blocks the node.
+      child.stdout!.resume();
+      resolve({
+        chainId: options.chainId,
+        rpcUrl: `http://${host}:${listening[2]}`,
+        pid: child.pid!,
+        stop: async () => {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          // SIGTERM lets anvil dump its state file.
+          child.kill("SIGTERM");
+          const killer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+          await exited;
+          clearTimeout(killer);
+        },
+      });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`anvil (chain ${options.chainId}) exited with code ${code}:\n${output.slice(-2000)}`));
+    });
+  });
+}
