@@ -1,12 +1,14 @@
 import { enableLocalAdmin } from "@/lib/admin";
 import path from "node:path";
 import { dataDir } from "@/lib/config";
+import { prepareChains } from "@/lib/chain/prepare";
+import { stopLocalChains } from "@/lib/chain/local";
 import { closeDb, getDbHandle } from "@/lib/db/client";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
 
 const state = globalThis as unknown as { __booted?: Promise<void> };
 
-/** Runs once per server process: database (and migrations), then the first-start project. */
+/** Runs once per server process: database (and migrations), local chains and our contracts, then the first-start project. */
 export function boot(): Promise<void> {
   state.__booted ??= start();
   return state.__booted;
@@ -18,7 +20,7 @@ async function start() {
   const port = process.env.PORT ?? "3000";
   const base = `http://${host}:${port}`;
   if (embedded) enableLocalAdmin(host, port);
-  const result = await ensureDefaultProject(db);
+  const [result, chainLines] = await Promise.all([ensureDefaultProject(db), prepareChains()]);
   const shown = (file: string) => path.relative(process.cwd(), path.join(dataDir(), file)) || ".";
   const lines = [``, `  Smart-account wallet service — API at ${base}/v1 (OpenAPI: ${base}/v1/openapi.json)`];
   lines.push(`  Database: ${embedded ? `embedded PGlite in ${shown("pglite")}` : "PostgreSQL (DATABASE_URL)"}`);
@@ -37,11 +39,12 @@ async function start() {
   } else {
     lines.push(`  Projects and keys: npm run cli -- project list`);
   }
+  lines.push(...chainLines);
   console.log(lines.join("\n") + "\n");
 
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {
-      closeDb().finally(() => process.exit(0));
+      Promise.allSettled([closeDb(), stopLocalChains()]).finally(() => process.exit(0));
     });
   }
 }

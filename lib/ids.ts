@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   project: "pro",
   apiKey: "key",
   request: "req",
+  ownerKey: "own",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -10,6 +10,11 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/players/[id]", () => import("@/app/v1/players/[id]/route")],
   ["/v1/contracts", () => import("@/app/v1/contracts/route")],
   ["/v1/contracts/[id]", () => import("@/app/v1/contracts/[id]/route")],
+  ["/v1/contracts/[id]/read", () => import("@/app/v1/contracts/[id]/read/route")],
+  ["/v1/accounts", () => import("@/app/v1/accounts/route")],
+  ["/v1/accounts/[id]", () => import("@/app/v1/accounts/[id]/route")],
+  ["/v1/accounts/[id]/sync", () => import("@/app/v1/accounts/[id]/sync/route")],
+  ["/v1/accounts/[id]/sign_payload", () => import("@/app/v1/accounts/[id]/sign_payload/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 

@@ -271,7 +271,7 @@ describe("contracts", () => {
     // the same address on the other chain, in live mode and in another project is a different registration
     const otherChain = await call("POST", "/v1/contracts", { key, json: { name: "other chain", chainId: 31338, address } });
     expect(otherChain.status).toBe(200);
-    expect((await call("POST", "/v1/contracts", { key: a.keys.live.secret, json: { name: "live", chainId: 31337, address } })).status).toBe(200);
+    expect((await call("POST", "/v1/contracts", { key: a.keys.live.secret, json: { name: "live", chainId: 31339, address } })).status).toBe(200);
     expect((await call("POST", "/v1/contracts", { key: b.keys.test.secret, json: { name: "B", chainId: 31337, address } })).status).toBe(200);
 
     // moving another contract onto it by update is refused as well, and changes nothing
@@ -438,7 +438,7 @@ describe("contracts", () => {
 
   it("isolates modes: test keys never see live contracts and the reverse", async () => {
     const project = await newProject();
-    const { body: live } = await call("POST", "/v1/contracts", { key: project.keys.live.secret, json: { name: "live", chainId: 31337, address: freshAddress() } });
+    const { body: live } = await call("POST", "/v1/contracts", { key: project.keys.live.secret, json: { name: "live", chainId: 31339, address: freshAddress() } });
     const { body: test } = await call("POST", "/v1/contracts", { key: project.keys.test.secret, json: { name: "test", chainId: 31337, address: freshAddress() } });
     for (const [key, foreign] of [
       [project.keys.test.secret, live],

@@ -1,12 +1,16 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { startAnvil } from "@/lib/chain/anvil";
+import { prepareChain } from "@/lib/chain/contracts";
+import { findChain } from "@/lib/chain/registry";
 import { createFreshDatabase } from "./fresh-database";
 
 /**
  * Without DATABASE_URL every test process gets an in-memory PGlite. With it, the run gets a
  * fresh database of its own on that server, dropped afterwards. Either way state goes to a
- * temporary DATA_DIR, never to the developer's `.data/`.
+ * temporary DATA_DIR, never to the developer's `.data/`. Fresh anvil chains get our contracts,
+ * as `npm start` would give them: 31337 and 31338 for test keys, 31339 for live keys.
  */
 export default async function setup() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "wallet-test-"));
@@ -18,7 +22,12 @@ export default async function setup() {
     process.env.DATABASE_URL = database.url;
     dropDatabase = database.drop;
   }
+  const nodes = await Promise.all([31337, 31338, 31339].map((chainId) => startAnvil({ chainId, port: 0 })));
+  process.env.LOCAL_CHAINS = "31337,31338,31339:live";
+  for (const node of nodes) process.env[`CHAIN_${node.chainId}_RPC_URL`] = node.rpcUrl;
+  await Promise.all(nodes.map((node) => prepareChain(findChain(node.chainId)!)));
   return async () => {
+    await Promise.all(nodes.map((node) => node.stop()));
     await dropDatabase();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };

@@ -1,29 +1,177 @@
+import { defineChain, type Chain, type Hex } from "viem";
+import * as knownChains from "viem/chains";
+import { z } from "zod";
+import { badRequest } from "@/lib/http/errors";
 import { integerField } from "@/lib/http/fields";
+import type { ProjectContext } from "@/lib/projects/service";
 
-export interface ChainInfo {
+export interface ChainConfig {
   chainId: number;
   name: string;
+  rpcUrl: string;
+  /** Live chains serve live keys only; test chains serve test keys only. */
+  livemode: boolean;
+  nativeCurrency: { name: string; symbol: string; decimals: number };
+  /** A development chain from LOCAL_CHAINS (anvil): funded keys, top-ups allowed. */
+  dev: boolean;
+  /** An anvil node the service spawns itself (embedded default), on `port`. */
+  local: { port: number } | null;
+  /** Relay mode: an ERC-4337 bundler RPC when set, otherwise self-bundling through EntryPoint.handleOps. */
+  bundlerUrl: string | null;
+  /** A funded key allowed to deploy our contracts where they are missing (dev chains fund a fresh one). */
+  deployerKey: Hex | null;
 }
 
-/** The embedded default's local chains; the chains issue extends this with configured RPC chains. */
-const LOCAL_CHAINS: ChainInfo[] = [
-  { chainId: 31337, name: "Local chain A (anvil)" },
-  { chainId: 31338, name: "Local chain B (anvil)" },
-];
+const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 0x-prefixed 32-byte private key") as z.ZodType<Hex>;
 
-export const supportedChains = (): ChainInfo[] => LOCAL_CHAINS;
+const configuredChain = z.strictObject({
+  chainId: z.number().int().positive(),
+  rpcUrl: z.url(),
+  name: z.string().min(1).optional(),
+  livemode: z.boolean().optional(),
+  bundlerUrl: z.url().optional(),
+  deployerPrivateKey: hexKey.optional(),
+  nativeCurrency: z.strictObject({ name: z.string(), symbol: z.string(), decimals: z.number().int() }).optional(),
+});
 
-export const isSupportedChain = (chainId: number) => supportedChains().some((c) => c.chainId === chainId);
+function known(chainId: number): Chain | undefined {
+  return Object.values(knownChains).find((c) => (c as Chain).id === chainId) as Chain | undefined;
+}
 
-/** A `chainId` parameter: an integer naming a supported chain. */
+const env = (name: string) => {
+  const value = process.env[name]?.trim();
+  return value ? value : undefined;
+};
+
+function invalidConfig(message: string): never {
+  throw new Error(`Chain configuration: ${message}`);
+}
+
+/**
+ * Local anvil chains (`LOCAL_CHAINS`, default "31337,31338"; a ":live" suffix makes one serve
+ * live keys; "none" turns them off) on ports from `ANVIL_PORT` (default 8545) upwards, plus
+ * chains from `CHAINS` (a JSON array) and `CHAIN_<id>_RPC_URL`. `CHAIN_<id>_RPC_URL` also
+ * points a local chain at an already running node.
+ */
+function readChains(): ChainConfig[] {
+  const chains = new Map<number, ChainConfig>();
+  const localSpec = env("LOCAL_CHAINS") ?? "31337,31338";
+  const basePort = Number(env("ANVIL_PORT") ?? 8545);
+  if (!Number.isInteger(basePort) || basePort < 0 || basePort > 65535) invalidConfig(`ANVIL_PORT must be a port number`);
+  if (localSpec !== "none") {
+    localSpec.split(",").forEach((item, index) => {
+      const match = /^\s*(\d+)\s*(?::\s*(live|test)\s*)?$/.exec(item);
+      if (!match) invalidConfig(`LOCAL_CHAINS entry "${item}" is not "<chainId>" or "<chainId>:live"`);
+      const chainId = Number(match[1]);
+      const port = basePort === 0 ? 0 : basePort + index;
+      chains.set(chainId, {
+        chainId,
+        name: `Local chain ${chainId} (anvil)`,
+        rpcUrl: env(`CHAIN_${chainId}_RPC_URL`) ?? `http://127.0.0.1:${port}`,
+        livemode: match[2] === "live",
+        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+        dev: true,
+        local: env(`CHAIN_${chainId}_RPC_URL`) ? null : { port },
+        bundlerUrl: env(`CHAIN_${chainId}_BUNDLER_URL`) ?? null,
+        deployerKey: null,
+      });
+    });
+  }
+
+  const fromJson = env("CHAINS");
+  const entries: z.infer<typeof configuredChain>[] = [];
+  if (fromJson) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(fromJson);
+    } catch {
+      invalidConfig("CHAINS is not valid JSON");
+    }
+    const result = z.array(configuredChain).safeParse(parsed);
+    if (!result.success) invalidConfig(`CHAINS: ${z.prettifyError(result.error)}`);
+    entries.push(...result.data);
+  }
+  for (const [name, value] of Object.entries(process.env)) {
+    const match = /^CHAIN_(\d+)_RPC_URL$/.exec(name);
+    if (!match || !value || chains.has(Number(match[1]))) continue;
+    const id = match[1]!;
+    const live = env(`CHAIN_${id}_LIVE`);
+    const result = configuredChain.safeParse({
+      chainId: Number(id),
+      rpcUrl: value,
+      name: env(`CHAIN_${id}_NAME`),
+      livemode: live === undefined ? undefined : live === "true",
+      bundlerUrl: env(`CHAIN_${id}_BUNDLER_URL`),
+      deployerPrivateKey: env(`CHAIN_${id}_DEPLOYER_PRIVATE_KEY`),
+    });
+    if (!result.success) invalidConfig(`CHAIN_${id}_*: ${z.prettifyError(result.error)}`);
+    entries.push(result.data);
+  }
+  for (const entry of entries) {
+    const chain = known(entry.chainId);
+    chains.set(entry.chainId, {
+      chainId: entry.chainId,
+      name: entry.name ?? chain?.name ?? `Chain ${entry.chainId}`,
+      rpcUrl: entry.rpcUrl,
+      livemode: entry.livemode ?? !chain?.testnet,
+      nativeCurrency: entry.nativeCurrency ?? chain?.nativeCurrency ?? { name: "Ether", symbol: "ETH", decimals: 18 },
+      dev: false,
+      local: null,
+      bundlerUrl: entry.bundlerUrl ?? null,
+      deployerKey: entry.deployerPrivateKey ?? (env("DEPLOYER_PRIVATE_KEY") as Hex | undefined) ?? null,
+    });
+  }
+  return [...chains.values()];
+}
+
+const cache = globalThis as unknown as { __chains?: { key: string; chains: ChainConfig[] } };
+
+const CONFIG_VARS = /^(LOCAL_CHAINS|ANVIL_PORT|CHAINS|DEPLOYER_PRIVATE_KEY|CHAIN_\d+_\w+)$/;
+
+/** Every configured chain; re-read when the environment changes. */
+export function supportedChains(): ChainConfig[] {
+  const key = JSON.stringify(Object.entries(process.env).filter(([name]) => CONFIG_VARS.test(name)));
+  if (cache.__chains?.key !== key) cache.__chains = { key, chains: readChains() };
+  return cache.__chains.chains;
+}
+
+export const findChain = (chainId: number) => supportedChains().find((c) => c.chainId === chainId);
+
+export const isSupportedChain = (chainId: number) => findChain(chainId) !== undefined;
+
+const describe = (chains: ChainConfig[]) => (chains.length ? chains.map((c) => c.chainId).join(", ") : "none configured");
+
+/** A `chainId` parameter: an integer naming a configured chain. */
 export const chainIdField = () =>
   integerField({ min: 1 }).superRefine((chainId, ctx) => {
     if (!isSupportedChain(chainId)) {
-      ctx.addIssue({
-        code: "custom",
-        message: `Unsupported chainId ${chainId}. Supported chains: ${supportedChains()
-          .map((c) => c.chainId)
-          .join(", ")}.`,
-      });
+      ctx.addIssue({ code: "custom", message: `Unsupported chainId ${chainId}. Supported chains: ${describe(supportedChains())}.` });
     }
   });
+
+/** The chain, if the caller's mode may use it: test keys use test chains, live keys live chains. */
+export function chainFor(ctx: ProjectContext, chainId: number): ChainConfig {
+  const chain = findChain(chainId);
+  const usable = supportedChains().filter((c) => c.livemode === ctx.livemode);
+  const mode = ctx.livemode ? "live" : "test";
+  if (!chain) throw badRequest(`Unsupported chainId ${chainId}. Supported chains: ${describe(supportedChains())}.`, { chainId: { value: chainId, message: "unsupported chain" } });
+  if (chain.livemode !== ctx.livemode) {
+    throw badRequest(
+      `Chain ${chainId} is a ${chain.livemode ? "live" : "test"} chain and cannot be used with a ${mode} key. Chains for ${mode} keys: ${describe(usable)}.`,
+      { chainId: { value: chainId, message: `not a ${mode} chain` } },
+    );
+  }
+  return chain;
+}
+
+/** viem's description of the chain, for clients. */
+export function viemChain(chain: ChainConfig): Chain {
+  const base = known(chain.chainId);
+  return defineChain({
+    ...(base ?? {}),
+    id: chain.chainId,
+    name: chain.name,
+    nativeCurrency: chain.nativeCurrency,
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
+}

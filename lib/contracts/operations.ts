@@ -4,6 +4,7 @@ import { defineOperation } from "@/lib/http/operation";
 import { deletedResource, listResponse } from "@/lib/http/resource";
 import { contractResponse, createContractInput, listContractsInput, updateContractInput } from "./schema";
 import { serializeContract } from "./serializer";
+import { readContract as readContractCall, readContractInput, readContractResponse } from "./read";
 import * as contracts from "./service";
 
 const tag = "Contracts";
@@ -66,4 +67,16 @@ export const deleteContract = defineOperation({
   run: async ({ db, project, params }) => contracts.deleteContract(db, project, params.id!),
 });
 
-export const contractOperations = [createContract, listContracts, getContract, updateContract, deleteContract];
+
+export const readContract = defineOperation({
+  operationId: "readContract",
+  method: "GET",
+  path: "/v1/contracts/{id}/read",
+  summary: "Call a view function of a registered contract",
+  tag,
+  input: readContractInput,
+  response: readContractResponse,
+  run: async ({ db, project, params, input }) => readContractCall(db, project, params.id!, input),
+});
+
+export const contractOperations = [createContract, listContracts, getContract, updateContract, deleteContract, readContract];

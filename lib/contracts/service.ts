@@ -1,4 +1,5 @@
 import { and, eq, ilike, sql, type SQL } from "drizzle-orm";
+import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
 import { conflict, notFound } from "@/lib/http/errors";
@@ -19,6 +20,7 @@ const alreadyRegistered = (chainId: number, address: string) =>
   conflict(`Contract ${address} is already registered on chain ${chainId} in this project.`);
 
 export async function createContract(db: Queryable, ctx: ProjectContext, input: CreateContractInput): Promise<ContractRow> {
+  chainFor(ctx, input.chainId);
   try {
     const [row] = await db
       .insert(contracts)
@@ -59,6 +61,7 @@ export async function listContracts(db: Queryable, ctx: ProjectContext, input: L
 
 export async function updateContract(db: Queryable, ctx: ProjectContext, id: string, input: UpdateContractInput): Promise<ContractRow> {
   const { deleted, ...fields } = input;
+  if (input.chainId !== undefined) chainFor(ctx, input.chainId);
   try {
     const [row] = await db
       .update(contracts)

@@ -113,3 +113,50 @@ export const requestLogs = pgTable(
   },
   (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
 );
+
+/**
+ * A player's custodial owner key: one per player, so all its custodial accounts share one owner
+ * and hence one address on every chain. Encrypted under the master key, bound to its address.
+ */
+export const ownerKeys = pgTable("owner_keys", {
+  id: text().primaryKey(),
+  ...tenant(),
+  playerId: text()
+    .notNull()
+    .unique()
+    .references(() => players.id, { onDelete: "cascade" }),
+  address: text().notNull(),
+  encryptedPrivateKey: text().notNull(),
+  createdAt: createdAt(),
+});
+
+export const accounts = pgTable(
+  "accounts",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    playerId: text()
+      .notNull()
+      .references(() => players.id, { onDelete: "cascade" }),
+    chainId: integer().notNull(),
+    address: text().notNull(),
+    ownerAddress: text().notNull(),
+    pendingOwnerAddress: text(),
+    /** The service holds the owner key (see owner_keys). */
+    custodial: boolean().notNull(),
+    embeddedSigner: boolean().notNull().default(false),
+    accountType: text().notNull(),
+    /** CREATE2 salt given to the factory (derived from the player). */
+    salt: text().notNull(),
+    defaultGuardian: boolean().notNull().default(false),
+    deployed: boolean().notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [
+    // At most one account per player and chain; also what makes concurrent creates safe.
+    uniqueIndex("accounts_player_chain_unique").on(t.playerId, t.chainId),
+    index().on(t.projectId, t.livemode, t.createdAt),
+    index().on(t.projectId, t.livemode, t.chainId, t.address),
+  ],
+);

@@ -3,7 +3,7 @@ import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { deletedResource, listResponse } from "@/lib/http/resource";
 import { createPlayerInput, getPlayerInput, listPlayersInput, playerResponse, updatePlayerInput } from "./schema";
-import { serializePlayer } from "./serializer";
+import { presentPlayer, presentPlayers } from "./present";
 import * as players from "./service";
 
 const tag = "Players";
@@ -16,7 +16,7 @@ export const createPlayer = defineOperation({
   tag,
   input: createPlayerInput,
   response: playerResponse,
-  run: async ({ db, project, input }) => serializePlayer(await players.createPlayer(db, project, input)),
+  run: async ({ db, project, input }) => presentPlayer(db, project, await players.createPlayer(db, project, input), input.expand),
 });
 
 export const listPlayers = defineOperation({
@@ -29,7 +29,7 @@ export const listPlayers = defineOperation({
   response: listResponse(playerResponse),
   run: async ({ db, project, input, path }) => {
     const { rows, total } = await players.listPlayers(db, project, input);
-    return listEnvelope(path, input, rows.map(serializePlayer), total);
+    return listEnvelope(path, input, await presentPlayers(db, project, rows, input.expand), total);
   },
 });
 
@@ -41,7 +41,7 @@ export const getPlayer = defineOperation({
   tag,
   input: getPlayerInput,
   response: playerResponse,
-  run: async ({ db, project, params }) => serializePlayer(await players.getPlayer(db, project, params.id!)),
+  run: async ({ db, project, params, input }) => presentPlayer(db, project, await players.getPlayer(db, project, params.id!), input.expand),
 });
 
 export const updatePlayer = defineOperation({
@@ -52,7 +52,8 @@ export const updatePlayer = defineOperation({
   tag,
   input: updatePlayerInput,
   response: playerResponse,
-  run: async ({ db, project, params, input }) => serializePlayer(await players.updatePlayer(db, project, params.id!, input)),
+  run: async ({ db, project, params, input }) =>
+    presentPlayer(db, project, await players.updatePlayer(db, project, params.id!, input), input.expand),
 });
 
 export const deletePlayer = defineOperation({

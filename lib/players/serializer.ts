@@ -2,11 +2,8 @@ import { unixSeconds } from "@/lib/http/resource";
 import type { PlayerResponse } from "./schema";
 import type { PlayerRow } from "./service";
 
-/**
- * Accounts and transaction intents arrive with their own domains; until a player has any,
- * both lists are empty whether expanded or not.
- */
-export function serializePlayer(row: PlayerRow): PlayerResponse {
+/** Transaction intents arrive with their own domain; until then the list is empty. */
+export function serializePlayer(row: PlayerRow, accounts: PlayerResponse["accounts"] = []): PlayerResponse {
   return {
     id: row.id,
     object: "player",
@@ -16,7 +13,7 @@ export function serializePlayer(row: PlayerRow): PlayerResponse {
     description: row.description,
     livemode: row.livemode,
     metadata: row.metadata ?? null,
-    accounts: [],
+    accounts,
     transactionIntents: [],
   };
 }

@@ -1,4 +1,4 @@
-import { and, eq, isNull, type SQL } from "drizzle-orm";
+import { and, eq, inArray, isNull, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { players } from "@/lib/db/schema";
 import { notFound } from "@/lib/http/errors";
@@ -70,4 +70,13 @@ export async function deletePlayer(db: Queryable, ctx: ProjectContext, id: strin
     .returning({ id: players.id });
   if (deleted.length === 0) throw notFound("player", id);
   return { id, object: "player" as const, deleted: true as const };
+}
+
+/** Players by id within the project, deleted ones included (for expanding references). */
+export async function playersByIds(db: Queryable, ctx: ProjectContext, ids: string[]): Promise<PlayerRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .select()
+    .from(players)
+    .where(and(eq(players.projectId, ctx.projectId), eq(players.livemode, ctx.livemode), inArray(players.id, ids)));
 }

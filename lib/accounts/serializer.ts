@@ -1,0 +1,22 @@
+import { unixSeconds } from "@/lib/http/resource";
+import { ACCOUNT_TYPE_RESPONSE, type AccountResponse } from "./schema";
+import type { AccountRow } from "./service";
+
+/** `player` is `{id}` unless the caller passes the expanded player. */
+export function serializeAccount(row: AccountRow, player: AccountResponse["player"] = { id: row.playerId }): AccountResponse {
+  return {
+    id: row.id,
+    object: "account",
+    createdAt: unixSeconds(row.createdAt),
+    address: row.address,
+    ownerAddress: row.ownerAddress,
+    ...(row.pendingOwnerAddress ? { pendingOwnerAddress: row.pendingOwnerAddress } : {}),
+    deployed: row.deployed,
+    custodial: row.custodial,
+    embeddedSigner: row.embeddedSigner,
+    chainId: row.chainId,
+    accountType: ACCOUNT_TYPE_RESPONSE,
+    player,
+    transactionIntents: [],
+  };
+}

@@ -1,0 +1,162 @@
+import { and, desc, eq, inArray, type SQL } from "drizzle-orm";
+import { getAddress, hashTypedData, serializeErc6492Signature, type Address, type Hex, type TypedDataDefinition } from "viem";
+import { accountFactoryCall, accountMessageDigest, accountSalt, counterfactualAddress, readAccountState } from "@/lib/chain/accounts";
+import { onChain } from "@/lib/chain/clients";
+import { chainFor } from "@/lib/chain/registry";
+import type { Queryable } from "@/lib/db/client";
+import { accounts } from "@/lib/db/schema";
+import { badRequest, conflict, notFound } from "@/lib/http/errors";
+import { listPage } from "@/lib/http/list";
+import { newId } from "@/lib/ids";
+import { findOwnerKey, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
+import { createPlayer, getPlayer } from "@/lib/players/service";
+import type { ProjectContext } from "@/lib/projects/service";
+import { SUPPORTED_ACCOUNT_TYPES, type CreateAccountInput, type ListAccountsInput, type SignPayloadInput } from "./schema";
+
+export type AccountRow = typeof accounts.$inferSelect;
+
+const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+  and(eq(accounts.projectId, ctx.projectId), eq(accounts.livemode, ctx.livemode), ...conditions);
+
+const KNOWN_UNSUPPORTED = ["ERC6551V1", "ManagedV5", "ZKSyncUpgradeableV1", "UpgradeableV4", "UpgradeableV6", "Upgradeable_v05"];
+
+function checkAccountType(input: CreateAccountInput) {
+  const type = input.accountType ?? "UpgradeableV5";
+  if (!(SUPPORTED_ACCOUNT_TYPES as readonly string[]).includes(type)) {
+    const why = KNOWN_UNSUPPORTED.includes(type) ? "is not supported yet" : "is not an account type";
+    throw badRequest(`accountType ${type} ${why}. Supported: ${SUPPORTED_ACCOUNT_TYPES.join(", ")} (the default).`, {
+      accountType: { value: type, message: `supported: ${SUPPORTED_ACCOUNT_TYPES.join(", ")}` },
+    });
+  }
+  for (const field of ["tokenContract", "tokenId"] as const) {
+    if (input[field] !== undefined) {
+      throw badRequest(`${field} applies to ERC-6551 accounts only; accountType ${type} does not take it.`, {
+        [field]: { value: input[field], message: "only for ERC6551 accounts" },
+      });
+    }
+  }
+}
+
+/**
+ * A counterfactual account for the player on the chain (the player is created when not given).
+ * Custodial unless `externalOwnerAddress` names the owner. One account per player and chain:
+ * the unique index decides between concurrent requests.
+ */
+export async function createAccount(db: Queryable, ctx: ProjectContext, input: CreateAccountInput): Promise<AccountRow> {
+  chainFor(ctx, input.chainId);
+  checkAccountType(input);
+  return db.transaction(async (tx) => {
+    const player = input.player ? await getPlayer(tx, ctx, input.player) : await createPlayer(tx, ctx, {});
+    const custodial = input.externalOwnerAddress === undefined;
+    const owner = input.externalOwnerAddress ?? (await ownerKeyFor(tx, ctx, player.id)).address;
+    const salt = accountSalt(player.id);
+    const [row] = await tx
+      .insert(accounts)
+      .values({
+        id: newId("account"),
+        ...ctx,
+        playerId: player.id,
+        chainId: input.chainId,
+        address: counterfactualAddress(owner as Address, salt),
+        ownerAddress: owner,
+        custodial,
+        accountType: "UpgradeableV5",
+        salt,
+        defaultGuardian: input.defaultGuardian ?? false,
+      })
+      .onConflictDoNothing({ target: [accounts.playerId, accounts.chainId] })
+      .returning();
+    if (!row) {
+      const [existing] = await tx.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.playerId, player.id), eq(accounts.chainId, input.chainId)));
+      throw conflict(`Player ${player.id} already has an account on chain ${input.chainId}${existing ? ` (${existing.id})` : ""}; a player has at most one account per chain.`);
+    }
+    return row;
+  });
+}
+
+export async function getAccount(db: Queryable, ctx: ProjectContext, id: string): Promise<AccountRow> {
+  const [row] = await db.select().from(accounts).where(scoped(ctx, eq(accounts.id, id)));
+  if (!row) throw notFound("account", id);
+  return row;
+}
+
+export async function listAccounts(db: Queryable, ctx: ProjectContext, input: ListAccountsInput) {
+  await getPlayer(db, ctx, input.player);
+  return listPage(db, accounts, scoped(ctx, eq(accounts.playerId, input.player)), input);
+}
+
+/** The accounts of several players (for embedding in player responses), newest first. */
+export async function accountsOfPlayers(db: Queryable, ctx: ProjectContext, playerIds: string[]): Promise<Map<string, AccountRow[]>> {
+  const byPlayer = new Map<string, AccountRow[]>(playerIds.map((id) => [id, []]));
+  if (playerIds.length === 0) return byPlayer;
+  const rows = await db
+    .select()
+    .from(accounts)
+    .where(scoped(ctx, inArray(accounts.playerId, playerIds)))
+    .orderBy(desc(accounts.createdAt), desc(accounts.id));
+  for (const row of rows) byPlayer.get(row.playerId)?.push(row);
+  return byPlayer;
+}
+
+/** Refreshes deployment, owner and pending owner from the chain. */
+export async function syncAccount(db: Queryable, ctx: ProjectContext, id: string): Promise<AccountRow> {
+  const account = await getAccount(db, ctx, id);
+  const chain = chainFor(ctx, account.chainId);
+  const state = await onChain(chain, () => readAccountState(chain, account.address as Address));
+  const ownerAddress = state.owner ?? account.ownerAddress;
+  // Custodial means we hold the key of the current owner: an owner changed on chain ends that.
+  const ownerKey = await findOwnerKey(db, account.playerId);
+  const custodial = ownerKey !== undefined && getAddress(ownerKey.address) === getAddress(ownerAddress);
+  const [row] = await db
+    .update(accounts)
+    .set({ deployed: state.deployed, ownerAddress, pendingOwnerAddress: state.pendingOwner, custodial, updatedAt: new Date() })
+    .where(eq(accounts.id, account.id))
+    .returning();
+  return row!;
+}
+
+/** The row's flag, or the chain's answer while the row still says counterfactual. */
+async function isDeployed(ctx: ProjectContext, account: AccountRow): Promise<boolean> {
+  if (account.deployed) return true;
+  const chain = chainFor(ctx, account.chainId);
+  return (await onChain(chain, () => readAccountState(chain, account.address as Address))).deployed;
+}
+
+function typedDataHash(input: SignPayloadInput): Hex {
+  const { EIP712Domain: _declaredDomain, ...types } = input.types;
+  try {
+    return hashTypedData({ domain: input.domain, types, primaryType: input.primaryType, message: input.value } as unknown as TypedDataDefinition);
+  } catch (err) {
+    const reason = err instanceof Error ? (err as { shortMessage?: string }).shortMessage ?? err.message.split("\n")[0] : "invalid";
+    throw badRequest(`The typed data cannot be hashed under EIP-712: ${reason}`, {
+      types: { message: reason ?? "invalid typed data" },
+    });
+  }
+}
+
+/**
+ * Signs EIP-712 typed data for a custodial account so that the account's `isValidSignature`
+ * accepts it. Before deployment the signature is ERC-6492-wrapped with the factory call, which
+ * verifiers (viem's verifyTypedData, for one) understand.
+ */
+export async function signPayload(db: Queryable, ctx: ProjectContext, id: string, input: SignPayloadInput) {
+  const account = await getAccount(db, ctx, id);
+  if (!account.custodial) {
+    throw badRequest(`Account ${account.id} is not custodial: its owner ${account.ownerAddress} signs for it, not this service.`);
+  }
+  const hash = typedDataHash(input);
+  if (input.hash !== undefined && input.hash.toLowerCase() !== hash) {
+    throw badRequest(`hash does not match the EIP-712 hash of the typed data (${hash}).`, { hash: { value: input.hash, message: `expected ${hash}` } });
+  }
+  const ownerKey = await findOwnerKey(db, account.playerId);
+  if (!ownerKey) throw new Error(`custodial account ${account.id} has no owner key`);
+  const signer = ownerSigner(ownerKey);
+  const digest = accountMessageDigest(account.chainId, account.address as Address, hash);
+  const ownerSignature = await signer.sign({ hash: digest });
+  let signature: Hex = ownerSignature;
+  if (!(await isDeployed(ctx, account))) {
+    const { factory, data } = accountFactoryCall(account.ownerAddress as Address, account.salt as Hex);
+    signature = serializeErc6492Signature({ address: factory, data, signature: ownerSignature });
+  }
+  return { object: "signature" as const, account: account.id, address: account.address, hash, signature };
+}

@@ -1,0 +1,71 @@
+import {
+  concat,
+  encodeAbiParameters,
+  encodeFunctionData,
+  getContractAddress,
+  hashTypedData,
+  keccak256,
+  toHex,
+  type Address,
+  type Hex,
+} from "viem";
+import { accountFactoryAbi, erc1967ProxyBytecode, smartAccountAbi } from "@/contracts/artifacts";
+import { publicClient } from "./clients";
+import { serviceDeployment } from "./contracts";
+import type { ChainConfig } from "./registry";
+
+/** The factory salt of a player's account: the same on every chain, so its address is too. */
+export const accountSalt = (playerId: string): Hex => keccak256(toHex(`player:${playerId}`));
+
+/** The address the factory will deploy the account at (CREATE2 of an ERC1967 proxy to our implementation). */
+export function counterfactualAddress(owner: Address, salt: Hex): Address {
+  const { accountFactory, accountImplementation } = serviceDeployment();
+  const proxyInitCode = concat([
+    erc1967ProxyBytecode,
+    encodeAbiParameters([{ type: "address" }, { type: "bytes" }], [accountImplementation, "0x"]),
+  ]);
+  return getContractAddress({
+    opcode: "CREATE2",
+    from: accountFactory,
+    salt: keccak256(encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [owner, salt])),
+    bytecode: proxyInitCode,
+  });
+}
+
+/** The userOperation `initCode` (and ERC-6492 factory data) that deploys the account. */
+export function accountFactoryCall(owner: Address, salt: Hex) {
+  const factory = serviceDeployment().accountFactory;
+  const data = encodeFunctionData({ abi: accountFactoryAbi, functionName: "createAccount", args: [owner, salt] });
+  return { factory, data, initCode: concat([factory, data]) };
+}
+
+export interface AccountChainState {
+  deployed: boolean;
+  owner: Address | null;
+  pendingOwner: Address | null;
+}
+
+export async function readAccountState(chain: ChainConfig, address: Address): Promise<AccountChainState> {
+  const client = publicClient(chain);
+  const code = await client.getCode({ address });
+  if (!code || code === "0x") return { deployed: false, owner: null, pendingOwner: null };
+  const [owner, pendingOwner] = await Promise.all([
+    client.readContract({ address, abi: smartAccountAbi, functionName: "owner" }),
+    client.readContract({ address, abi: smartAccountAbi, functionName: "pendingOwner" }),
+  ]);
+  const zero = /^0x0{40}$/i;
+  return { deployed: true, owner, pendingOwner: zero.test(pendingOwner) ? null : pendingOwner };
+}
+
+/**
+ * What the owner signs for the account's EIP-1271 `isValidSignature(hash)`: the hash wrapped in
+ * the account's own EIP-712 domain, so one owner's signature never validates for another
+ * account or chain.
+ */
+export const accountMessageDigest = (chainId: number, account: Address, hash: Hex) =>
+  hashTypedData({
+    domain: { name: "SmartAccount", version: "1", chainId, verifyingContract: account },
+    types: { AccountMessage: [{ name: "hash", type: "bytes32" }] },
+    primaryType: "AccountMessage",
+    message: { hash },
+  });

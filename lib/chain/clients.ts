@@ -1,0 +1,53 @@
+import {
+  BaseError,
+  createPublicClient,
+  createWalletClient,
+  HttpRequestError,
+  http,
+  TimeoutError,
+  type Account,
+  type PublicClient,
+  type Transport,
+  type Chain,
+  type WalletClient,
+} from "viem";
+import { ApiError } from "@/lib/http/errors";
+import { viemChain, type ChainConfig } from "./registry";
+
+const cache = globalThis as unknown as { __publicClients?: Map<string, PublicClient> };
+
+const transport = (chain: ChainConfig) => http(chain.rpcUrl, { timeout: 10_000, retryCount: 1 });
+
+export function publicClient(chain: ChainConfig): PublicClient {
+  cache.__publicClients ??= new Map();
+  const key = `${chain.chainId}:${chain.rpcUrl}`;
+  let client = cache.__publicClients.get(key);
+  if (!client) {
+    client = createPublicClient({ chain: viemChain(chain), transport: transport(chain) }) as PublicClient;
+    cache.__publicClients.set(key, client);
+  }
+  return client;
+}
+
+export function walletClient(chain: ChainConfig, account: Account): WalletClient<Transport, Chain, Account> {
+  return createWalletClient({ chain: viemChain(chain), transport: transport(chain), account });
+}
+
+/** True when the error means the chain's node could not be reached (as opposed to an answer we dislike). */
+export function isUnreachable(err: unknown): boolean {
+  if (!(err instanceof BaseError)) return false;
+  return Boolean(err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError));
+}
+
+export const chainUnavailable = (chain: ChainConfig) =>
+  new ApiError(502, "api_error", `The node for chain ${chain.chainId} (${chain.name}) did not answer. Try again shortly.`);
+
+/** Runs a chain call, answering 502 when the node is unreachable (the RPC URL, which may hold credentials, is never shown). */
+export async function onChain<T>(chain: ChainConfig, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isUnreachable(err)) throw chainUnavailable(chain);
+    throw err;
+  }
+}

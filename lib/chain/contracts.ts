@@ -1,0 +1,85 @@
+import { formatEther, parseEther, toHex, type Account } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { entryPointAbi } from "@/contracts/artifacts";
+import { ApiError } from "@/lib/http/errors";
+import { serviceAccount } from "@/lib/keys/service-keys";
+import { onChain, publicClient, walletClient } from "./clients";
+import { deploymentAddresses, ensureDeployment, type Deployment } from "./deployment";
+import type { ChainConfig } from "./registry";
+
+/** Our contracts' addresses: the same on every chain (CREATE2), the paymaster's specific to this installation's keys. */
+export function serviceDeployment(): Deployment {
+  return deploymentAddresses({
+    paymasterOwner: serviceAccount("paymaster-owner").address,
+    paymasterSigner: serviceAccount("paymaster-signer").address,
+  });
+}
+
+/** Local chains get a large paymaster deposit so sponsored operations just work. */
+const LOCAL_PAYMASTER_DEPOSIT = parseEther("1000");
+
+export interface ChainPreparation {
+  chainId: number;
+  deployed: string[];
+  paymasterDeposit: string;
+}
+
+/**
+ * Deploys whatever of our contracts is missing on the chain (with its deployer key) and, on
+ * local chains, tops up the paymaster's EntryPoint deposit. Run at start, never per request.
+ */
+export async function prepareChain(chain: ChainConfig): Promise<ChainPreparation> {
+  const client = publicClient(chain);
+  const deployment = serviceDeployment();
+  let deployed: string[] = [];
+  const deployer = await deployerFor(chain);
+  if (deployer) {
+    const wallet = walletClient(chain, deployer);
+    const result = await ensureDeployment(client, wallet, {
+      paymasterOwner: serviceAccount("paymaster-owner").address,
+      paymasterSigner: serviceAccount("paymaster-signer").address,
+    });
+    deployed = result.deployed;
+    if (chain.dev) {
+      const balance = await client.readContract({ address: deployment.entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [deployment.paymaster] });
+      if (balance < LOCAL_PAYMASTER_DEPOSIT / 2n) {
+        const hash = await wallet.writeContract({
+          address: deployment.entryPoint,
+          abi: entryPointAbi,
+          functionName: "depositTo",
+          args: [deployment.paymaster],
+          value: LOCAL_PAYMASTER_DEPOSIT,
+        });
+        await client.waitForTransactionReceipt({ hash });
+      }
+    }
+  }
+  const deposit = await client.readContract({ address: deployment.entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [deployment.paymaster] });
+  return { chainId: chain.chainId, deployed, paymasterDeposit: formatEther(deposit) };
+}
+
+/**
+ * Who deploys: the configured key, or on a dev chain a fresh key funded with anvil_setBalance
+ * (so several processes preparing one chain never race for a shared key's nonces).
+ */
+async function deployerFor(chain: ChainConfig): Promise<Account | null> {
+  if (chain.deployerKey) return privateKeyToAccount(chain.deployerKey);
+  if (!chain.dev) return null;
+  const account = privateKeyToAccount(generatePrivateKey());
+  await publicClient(chain).request({ method: "anvil_setBalance" as never, params: [account.address, toHex(parseEther("100000"))] as never });
+  return account;
+}
+
+/** Refuses work that needs our contracts on a chain where they are not deployed. */
+export async function requireDeployment(chain: ChainConfig): Promise<Deployment> {
+  const deployment = serviceDeployment();
+  const code = await onChain(chain, () => publicClient(chain).getCode({ address: deployment.accountFactory }));
+  if (!code || code === "0x") {
+    throw new ApiError(
+      503,
+      "api_error",
+      `Our contracts are not deployed on chain ${chain.chainId} yet. The operator deploys them with: npm run cli -- chain deploy --chain ${chain.chainId}`,
+    );
+  }
+  return deployment;
+}
