@@ -1,0 +1,133 @@
+import { concat, encodeAbiParameters, getAddress, getContractAddress, keccak256, zeroAddress, type Hex } from "viem";
+import { generatePrivateKey } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  accountFactoryAbi,
+  entryPointBytecode,
+  erc1967ProxyBytecode,
+  smartAccountAbi,
+  verifyingPaymasterAbi,
+} from "@/contracts/artifacts";
+import {
+  CREATE2_DEPLOYER,
+  DEPLOY_SALT,
+  ENTRY_POINT_V06,
+  deploymentAddresses,
+  ensureDeployment,
+} from "@/lib/chain/deployment";
+import { counterfactualAddress, randomAccount, readAccount, send, startChain, type TestChain } from "./helpers";
+
+// The one file with two chains: addresses must match across them.
+let a: TestChain;
+let b: TestChain;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startChain(31337), startChain(31338)]);
+});
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+});
+
+describe("deployment", () => {
+  it("lands at deploymentAddresses(), with the EntryPoint at the canonical v0.6 address", async () => {
+    const expected = deploymentAddresses({
+      paymasterOwner: a.paymasterOwner.address,
+      paymasterSigner: a.paymasterSigner.address,
+    });
+    expect(expected.entryPoint).toBe(ENTRY_POINT_V06);
+    for (const t of [a, b]) {
+      expect(t.deployment).toEqual({
+        ...expected,
+        deployed: ["entryPoint", "accountImplementation", "accountFactory", "paymaster"],
+      });
+      for (const address of Object.values(expected)) {
+        expect(address).toBe(getAddress(address));
+        expect((await t.publicClient.getCode({ address }))?.length).toBeGreaterThan(2);
+      }
+    }
+    // Sanity of the constants: salt 0 through the CREATE2 deployer is what makes the EntryPoint canonical.
+    expect(getContractAddress({ opcode: "CREATE2", from: CREATE2_DEPLOYER, salt: DEPLOY_SALT, bytecode: entryPointBytecode })).toBe(
+      ENTRY_POINT_V06,
+    );
+  });
+
+  it("deploys nothing the second time", async () => {
+    const again = await ensureDeployment(a.publicClient, a.wallet, {
+      paymasterOwner: a.paymasterOwner.address,
+      paymasterSigner: a.paymasterSigner.address,
+    });
+    expect(again.deployed).toEqual([]);
+    expect({ ...again, deployed: undefined }).toEqual({ ...a.deployment, deployed: undefined });
+  });
+
+  it("gives implementation and factory installation-independent addresses; the paymaster's follows its keys", () => {
+    const mine = deploymentAddresses({ paymasterOwner: a.paymasterOwner.address, paymasterSigner: a.paymasterSigner.address });
+    const other = deploymentAddresses({ paymasterOwner: randomAccount().address, paymasterSigner: randomAccount().address });
+    expect(other.entryPoint).toBe(mine.entryPoint);
+    expect(other.accountImplementation).toBe(mine.accountImplementation);
+    expect(other.accountFactory).toBe(mine.accountFactory);
+    expect(other.paymaster).not.toBe(mine.paymaster);
+  });
+
+  it("wires the contracts together", async () => {
+    const { deployment, publicClient } = a;
+    const read = (address: Hex, abi: typeof accountFactoryAbi | typeof verifyingPaymasterAbi | typeof smartAccountAbi, functionName: string) =>
+      publicClient.readContract({ address, abi, functionName } as never) as Promise<unknown>;
+    expect(await read(deployment.accountFactory, accountFactoryAbi, "accountImplementation")).toBe(deployment.accountImplementation);
+    expect(await read(deployment.accountImplementation, smartAccountAbi, "entryPoint")).toBe(ENTRY_POINT_V06);
+    expect(await read(deployment.paymaster, verifyingPaymasterAbi, "entryPoint")).toBe(ENTRY_POINT_V06);
+    expect(await read(deployment.paymaster, verifyingPaymasterAbi, "owner")).toBe(a.paymasterOwner.address);
+    expect(await read(deployment.paymaster, verifyingPaymasterAbi, "verifyingSigner")).toBe(a.paymasterSigner.address);
+    // The implementation itself can never be initialized (and so never owned).
+    await expect(
+      send(a, null, { address: deployment.accountImplementation, abi: smartAccountAbi, functionName: "initialize", args: [a.wallet.account.address] }),
+    ).rejects.toThrow(/InvalidInitialization/);
+    expect(await read(deployment.accountImplementation, smartAccountAbi, "owner")).toBe(zeroAddress);
+  });
+});
+
+describe("AccountFactory", () => {
+  it("deploys at getAddress(owner, salt), the same on both chains and as computed off-chain", async () => {
+    const owner = randomAccount();
+    const salt = generatePrivateKey();
+    const predicted = await counterfactualAddress(a, owner.address, salt);
+    expect(await counterfactualAddress(b, owner.address, salt)).toBe(predicted);
+
+    const offChain = getContractAddress({
+      opcode: "CREATE2",
+      from: a.deployment.accountFactory,
+      salt: keccak256(encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [owner.address, salt])),
+      bytecode: concat([
+        erc1967ProxyBytecode,
+        encodeAbiParameters([{ type: "address" }, { type: "bytes" }], [a.deployment.accountImplementation, "0x"]),
+      ]),
+    });
+    expect(offChain).toBe(predicted);
+
+    for (const t of [a, b]) {
+      const create = { address: t.deployment.accountFactory, abi: accountFactoryAbi, functionName: "createAccount", args: [owner.address, salt] } as const;
+      const { result } = await t.publicClient.simulateContract({ ...create, account: t.wallet.account });
+      expect(result).toBe(predicted);
+      await send(t, null, create);
+      expect(await readAccount(t, predicted, "owner")).toBe(owner.address);
+      expect(await readAccount(t, predicted, "entryPoint")).toBe(ENTRY_POINT_V06);
+      // Again: returns the address without reverting (EntryPoint initCode semantics), owner unchanged.
+      const again = await t.publicClient.simulateContract({ ...create, account: t.wallet.account });
+      expect(again.result).toBe(predicted);
+      await send(t, null, create);
+      expect(await readAccount(t, predicted, "owner")).toBe(owner.address);
+    }
+  });
+
+  it("gives another owner with the same salt another address, and the account cannot be re-initialized", async () => {
+    const salt = generatePrivateKey();
+    const one = randomAccount();
+    const two = randomAccount();
+    const first = await counterfactualAddress(a, one.address, salt);
+    expect(await counterfactualAddress(a, two.address, salt)).not.toBe(first);
+    await send(a, null, { address: a.deployment.accountFactory, abi: accountFactoryAbi, functionName: "createAccount", args: [one.address, salt] });
+    await expect(
+      send(a, null, { address: first, abi: smartAccountAbi, functionName: "initialize", args: [two.address] }),
+    ).rejects.toThrow(/InvalidInitialization/);
+  });
+});

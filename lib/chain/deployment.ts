@@ -1,0 +1,160 @@
+import {
+  concat,
+  encodeDeployData,
+  getContractAddress,
+  zeroHash,
+  type Account,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
+} from "viem";
+import {
+  accountFactoryAbi,
+  accountFactoryBytecode,
+  entryPointBytecode,
+  smartAccountAbi,
+  smartAccountBytecode,
+  verifyingPaymasterAbi,
+  verifyingPaymasterBytecode,
+} from "@/contracts/artifacts";
+
+/** Arachnid's deterministic deployment proxy: calldata = salt (32 bytes) ++ init code; present on most chains and on anvil. */
+export const CREATE2_DEPLOYER: Address = "0x4e59b44847b379578588920cA78FbF26c0B4956C";
+
+/** The canonical ERC-4337 EntryPoint v0.6.0 (what the 0.6.0 artifact yields through CREATE2_DEPLOYER with salt 0). */
+export const ENTRY_POINT_V06: Address = "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789";
+
+/** The CREATE2 salt of our own contracts. */
+export const DEPLOY_SALT: Hex = zeroHash;
+
+const ENTRY_POINT_SALT: Hex = zeroHash;
+
+export interface Deployment {
+  entryPoint: Address;
+  /** SmartAccount implementation behind every account proxy; its address depends only on the EntryPoint. */
+  accountImplementation: Address;
+  /** AccountFactory; its address depends only on the implementation, so it is the same for every installation. */
+  accountFactory: Address;
+  /** VerifyingPaymaster; its address depends on this installation's paymaster owner and signer. */
+  paymaster: Address;
+}
+
+export interface PaymasterKeys {
+  paymasterOwner: Address;
+  paymasterSigner: Address;
+}
+
+interface Piece {
+  name: keyof Deployment;
+  salt: Hex;
+  initCode: Hex;
+  address: Address;
+}
+
+const create2Address = (salt: Hex, initCode: Hex) =>
+  getContractAddress({ opcode: "CREATE2", from: CREATE2_DEPLOYER, salt, bytecode: initCode });
+
+function piece(name: keyof Deployment, salt: Hex, initCode: Hex): Piece {
+  return { name, salt, initCode, address: create2Address(salt, initCode) };
+}
+
+let shared: [Piece, Piece, Piece] | undefined;
+
+/** EntryPoint, implementation and factory: the same for every installation, so computed once. */
+function sharedPieces(): [Piece, Piece, Piece] {
+  if (shared) return shared;
+  const entryPoint = piece("entryPoint", ENTRY_POINT_SALT, entryPointBytecode);
+  if (entryPoint.address !== ENTRY_POINT_V06) {
+    throw new Error(`The EntryPoint artifact yields ${entryPoint.address}, not the canonical ${ENTRY_POINT_V06}`);
+  }
+  const implementation = piece(
+    "accountImplementation",
+    DEPLOY_SALT,
+    encodeDeployData({ abi: smartAccountAbi, bytecode: smartAccountBytecode, args: [entryPoint.address] }),
+  );
+  const factory = piece(
+    "accountFactory",
+    DEPLOY_SALT,
+    encodeDeployData({ abi: accountFactoryAbi, bytecode: accountFactoryBytecode, args: [implementation.address] }),
+  );
+  shared = [entryPoint, implementation, factory];
+  return shared;
+}
+
+/** What to deploy, in dependency order. */
+function plan({ paymasterOwner, paymasterSigner }: PaymasterKeys): Piece[] {
+  const [entryPoint, implementation, factory] = sharedPieces();
+  const paymaster = piece(
+    "paymaster",
+    DEPLOY_SALT,
+    encodeDeployData({
+      abi: verifyingPaymasterAbi,
+      bytecode: verifyingPaymasterBytecode,
+      args: [entryPoint.address, paymasterOwner, paymasterSigner],
+    }),
+  );
+  return [entryPoint, implementation, factory, paymaster];
+}
+
+/** Where our contracts live on any chain (checksummed), deployed or not. */
+export function deploymentAddresses(keys: PaymasterKeys): Deployment {
+  const [entryPoint, accountImplementation, accountFactory, paymaster] = plan(keys).map((p) => p.address) as [
+    Address,
+    Address,
+    Address,
+    Address,
+  ];
+  return { entryPoint, accountImplementation, accountFactory, paymaster };
+}
+
+async function hasCode(client: PublicClient, address: Address) {
+  const code = await client.getCode({ address });
+  return code !== undefined && code !== "0x";
+}
+
+/**
+ * Deploys whatever is missing (EntryPoint v0.6, account implementation, factory, paymaster) through the CREATE2
+ * deployer, one transaction at a time, each awaited. Idempotent: a second call deploys nothing, and a piece someone
+ * else deployed meanwhile counts as present. `deployed` names what this call deployed.
+ */
+export async function ensureDeployment(
+  publicClient: PublicClient,
+  walletClient: WalletClient<Transport, Chain | undefined, Account>,
+  keys: PaymasterKeys,
+): Promise<Deployment & { deployed: string[] }> {
+  const pieces = plan(keys);
+  const deployed: string[] = [];
+  let deployerChecked = false;
+  for (const { name, salt, initCode, address } of pieces) {
+    if (await hasCode(publicClient, address)) continue;
+    if (!deployerChecked) {
+      if (!(await hasCode(publicClient, CREATE2_DEPLOYER))) {
+        const chainId = await publicClient.getChainId();
+        throw new Error(
+          `Chain ${chainId} has no CREATE2 deployer at ${CREATE2_DEPLOYER}; deploy it first (https://github.com/Arachnid/deterministic-deployment-proxy).`,
+        );
+      }
+      deployerChecked = true;
+    }
+    try {
+      const hash = await walletClient.sendTransaction({
+        account: walletClient.account,
+        chain: walletClient.chain,
+        to: CREATE2_DEPLOYER,
+        data: concat([salt, initCode]),
+      });
+      const receipt = await publicClient.waitForTransactionReceipt({ hash });
+      if (receipt.status !== "success") throw new Error(`Deploying ${name} reverted (transaction ${hash})`);
+    } catch (err) {
+      // A concurrent ensureDeployment may have won the race; the CREATE2 address is the same either way.
+      if (await hasCode(publicClient, address)) continue;
+      throw err;
+    }
+    if (!(await hasCode(publicClient, address))) throw new Error(`Deploying ${name} left no code at ${address}`);
+    deployed.push(name);
+  }
+  return { ...deploymentAddresses(keys), deployed };
+}
