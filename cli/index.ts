@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { dataDir } from "@/lib/config";
+import { deployChains, describeChains, listChains } from "./chains";
 import { closeDb, EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
 import { embeddedOwner } from "@/lib/db/embedded";
 import { AdminCommandError, runAdminCommand, type AdminCommand } from "@/lib/projects/commands";
@@ -9,6 +10,8 @@ const usage = `Usage:
   npm run cli -- project create --name NAME [--json]
   npm run cli -- project list [--json]
   npm run cli -- keys roll --project PROJECT_ID [--mode test|live] [--json]
+  npm run cli -- chain list [--json]
+  npm run cli -- chain deploy [--chain CHAIN_ID] [--json]
 
 Works on DATABASE_URL, or on the embedded database in .data/ (through the server while it runs).
 Use "npm run -s cli -- ..." to get bare JSON on stdout.`;
@@ -84,12 +87,22 @@ async function main(argv: string[]) {
       name: { type: "string" },
       project: { type: "string" },
       mode: { type: "string" },
+      chain: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help || positionals.length === 0) {
     console.log(usage);
+    return;
+  }
+  const verb = positionals.join(" ");
+  if (verb === "chain list" || verb === "chain deploy") {
+    const chainId = values.chain === undefined ? undefined : Number(values.chain);
+    if (chainId !== undefined && !Number.isInteger(chainId)) throw new UsageError("--chain must be a chain id");
+    const result = verb === "chain list" ? await listChains() : await deployChains(chainId);
+    const text = verb === "chain list" ? describeChains(result as Awaited<ReturnType<typeof listChains>>) : `Deployed on ${chainId ?? "every configured chain"}:\n${JSON.stringify(result, null, 2)}`;
+    console.log(values.json ? JSON.stringify(result, null, 2) : text);
     return;
   }
   const cmd = commandOf(positionals, values);

@@ -88,4 +88,46 @@ describe("a running server", () => {
     expect(deleted).toMatchObject({ id: contract.id, deleted: true });
     expect((await openfort.contracts.list({ deleted: true })).data.map((c) => c.id)).toEqual([contract.id]);
   });
+
+  it("brings up the chains with our contracts and says so at start", () => {
+    expect(server.output()).toMatch(/Chains \(EntryPoint 0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789, account factory 0x[0-9a-fA-F]{40}, paymaster 0x[0-9a-fA-F]{40}\)/);
+    for (const chainId of [31337, 31338, 31339]) expect(server.output()).toMatch(new RegExp(`${chainId} (test|live) .* ready, paymaster deposit \\d+`));
+  });
+
+  it("serves the official Openfort SDK unchanged: accounts, signatures and contract reads", async () => {
+    const { keys } = JSON.parse(runCli(server, ["project", "create", "--name", "SDK accounts", "--json"]));
+    const openfort = new Openfort(keys.test.secret, server.url);
+    const player = await openfort.players.create({ name: "holder" });
+    const account = await openfort.accounts.create({ chainId: 31337, player: player.id });
+    expect(account).toMatchObject({ chainId: 31337, custodial: true, deployed: false, accountType: "Upgradeable_v06", player: { id: player.id } });
+    const other = await openfort.accounts.create({ chainId: 31338, player: player.id });
+    expect(other.address).toBe(account.address);
+    const got = await openfort.accounts.get({ id: account.id, expand: ["player" as never] });
+    expect(got.address).toBe(account.address);
+    const list = await openfort.accounts.list({ player: player.id });
+    expect(list.total).toBe(2);
+    expect(list.data.map((a) => a.id)).toEqual([other.id, account.id]);
+    const synced = await openfort.accounts.sync(account.id);
+    expect(synced.deployed).toBe(false);
+    await expect(openfort.accounts.create({ chainId: 31337, player: player.id })).rejects.toThrow(/409|already has an account/);
+
+    const signed = await openfort.accounts.signPayload({
+      id: account.id,
+      domain: { name: "Game", version: "1", chainId: 31337, verifyingContract: TOKEN },
+      types: { Score: [{ name: "points", type: "uint256" }] },
+      primaryType: "Score",
+      value: { points: 42 },
+    });
+    expect(signed).toMatchObject({ object: "signature", account: account.id, address: account.address });
+    expect(signed.signature).toMatch(/^0x[0-9a-f]+$/);
+
+    const entryPoint = await openfort.contracts.create({
+      name: "EntryPoint",
+      chainId: 31337,
+      address: "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789",
+      abi: [{ type: "function", name: "getNonce", stateMutability: "view", inputs: [{ name: "sender", type: "address" }, { name: "key", type: "uint192" }], outputs: [{ name: "nonce", type: "uint256" }] }] as never,
+    });
+    const read = await openfort.contracts.read({ id: entryPoint.id, functionName: "getNonce", functionArgs: [account.id, "0"] });
+    expect(read).toMatchObject({ id: entryPoint.id, functionName: "getNonce", result: { type: "BigNumber", hex: "0x00" } });
+  });
 });

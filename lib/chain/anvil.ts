@@ -46,7 +46,8 @@ export function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   const host = options.host ?? "127.0.0.1";
   const args = ["--chain-id", String(options.chainId), "--port", String(options.port), "--host", host];
   if (options.stateFile) args.push("--state", options.stateFile, "--state-interval", "5");
-  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  // The binary lives in node_modules, outside what the build should trace.
+  const child = spawn(/*turbopackIgnore: true*/ anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   killAllOnExit();
 

@@ -1,0 +1,65 @@
+import { formatEther } from "viem";
+import { entryPointAbi } from "@/contracts/artifacts";
+import { publicClient } from "@/lib/chain/clients";
+import { prepareChain, serviceDeployment } from "@/lib/chain/contracts";
+import { supportedChains, type ChainConfig } from "@/lib/chain/registry";
+
+/** The RPC URL without credentials in its path or query, for display. */
+const shownUrl = (url: string) => {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname.length > 1 ? "/…" : ""}`;
+};
+
+async function status(chain: ChainConfig) {
+  const d = serviceDeployment();
+  const client = publicClient(chain);
+  try {
+    const [factory, paymaster, deposit] = await Promise.all([
+      client.getCode({ address: d.accountFactory }),
+      client.getCode({ address: d.paymaster }),
+      client.readContract({ address: d.entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [d.paymaster] }),
+    ]);
+    return { reachable: true, deployed: Boolean(factory && paymaster), paymasterDeposit: formatEther(deposit) };
+  } catch {
+    return { reachable: false, deployed: false, paymasterDeposit: null };
+  }
+}
+
+export async function listChains() {
+  return {
+    contracts: serviceDeployment(),
+    chains: await Promise.all(
+      supportedChains().map(async (chain) => ({
+        chainId: chain.chainId,
+        name: chain.name,
+        mode: chain.livemode ? "live" : "test",
+        rpc: shownUrl(chain.rpcUrl),
+        relay: chain.bundlerUrl ? "bundler" : "self-bundling",
+        ...(await status(chain)),
+      })),
+    ),
+  };
+}
+
+export async function deployChains(chainId?: number) {
+  const chains = supportedChains().filter((c) => chainId === undefined || c.chainId === chainId);
+  if (chains.length === 0) throw new Error(`No configured chain ${chainId}; see npm run cli -- chain list`);
+  const results = [];
+  for (const chain of chains) {
+    if (!chain.dev && !chain.deployerKey) throw new Error(`Chain ${chain.chainId} has no deployer key: set CHAIN_${chain.chainId}_DEPLOYER_PRIVATE_KEY or DEPLOYER_PRIVATE_KEY (a funded key).`);
+    results.push(await prepareChain(chain));
+  }
+  return { contracts: serviceDeployment(), chains: results };
+}
+
+export function describeChains(result: Awaited<ReturnType<typeof listChains>>): string {
+  const c = result.contracts;
+  return [
+    `EntryPoint ${c.entryPoint}  account factory ${c.accountFactory}  implementation ${c.accountImplementation}  paymaster ${c.paymaster}`,
+    ...result.chains.map(
+      (ch) =>
+        `${ch.chainId}  ${ch.mode}  ${ch.name}  ${ch.rpc}  ${ch.relay}  ` +
+        (ch.reachable ? (ch.deployed ? `contracts deployed, paymaster deposit ${ch.paymasterDeposit}` : "contracts NOT deployed") : "unreachable"),
+    ),
+  ].join("\n");
+}
