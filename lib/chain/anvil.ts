@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createRequire } from "node:module";
+import fs from "node:fs";
 import path from "node:path";
 
 export interface AnvilOptions {
@@ -20,14 +20,20 @@ export interface AnvilNode {
 
 const ARCH: Record<string, string> = { x64: "amd64", arm64: "arm64" };
 
-/** The real anvil binary from @foundry-rs/anvil's platform package (not its node wrapper, whose
- * child outlives a kill), or ANVIL_BIN. */
+/**
+ * The real anvil binary from @foundry-rs/anvil's platform package (not its node wrapper, whose
+ * child outlives a kill), or ANVIL_BIN. Looked up in node_modules from the working directory
+ * upwards: a bundler would rewrite `require.resolve`.
+ */
 export function anvilBinary(): string {
   if (process.env.ANVIL_BIN) return process.env.ANVIL_BIN;
   const pkg = `@foundry-rs/anvil-${process.platform}-${ARCH[process.arch] ?? process.arch}`;
-  const require = createRequire(import.meta.url);
-  const manifest = require.resolve(`${pkg}/package.json`, { paths: [process.cwd()] });
-  return path.join(path.dirname(manifest), "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
+  const file = process.platform === "win32" ? "anvil.exe" : "anvil";
+  for (let dir = process.cwd(); ; dir = path.dirname(dir)) {
+    const candidate = path.join(/*turbopackIgnore: true*/ dir, "node_modules", pkg, "bin", file);
+    if (fs.existsSync(candidate)) return candidate;
+    if (path.dirname(dir) === dir) throw new Error(`anvil not found: install ${pkg} (npm install) or set ANVIL_BIN`);
+  }
 }
 
 const running = new Set<ChildProcess>();

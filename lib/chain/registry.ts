@@ -157,7 +157,10 @@ export function chainFor(ctx: ProjectContext, chainId: number): ChainConfig {
   if (!chain) throw badRequest(`Unsupported chainId ${chainId}. Supported chains: ${describe(supportedChains())}.`, { chainId: { value: chainId, message: "unsupported chain" } });
   if (chain.livemode !== ctx.livemode) {
     throw badRequest(
-      `Chain ${chainId} is a ${chain.livemode ? "live" : "test"} chain and cannot be used with a ${mode} key. Chains for ${mode} keys: ${describe(usable)}.`,
+      `Chain ${chainId} is a ${chain.livemode ? "live" : "test"} chain and cannot be used with a ${mode} key. ` +
+        (usable.length
+          ? `Chains for ${mode} keys: ${describe(usable)}.`
+          : `No ${mode} chain is configured${ctx.livemode ? " (to try live mode locally, start with LOCAL_CHAINS=31337,31338:live)" : ""}.`),
       { chainId: { value: chainId, message: `not a ${mode} chain` } },
     );
   }
