@@ -136,6 +136,9 @@ if (check) {
       return !fs.existsSync(target) || fs.readFileSync(target, "utf8") !== content;
     })
     .map(([file]) => `contracts/artifacts/${file}`);
+  if (fs.existsSync(ARTIFACTS_DIR)) {
+    for (const file of fs.readdirSync(ARTIFACTS_DIR)) if (!(file in files)) stale.push(`contracts/artifacts/${file} (not generated)`);
+  }
   if (stale.length) fail(`artifacts out of date: ${stale.join(", ")}\nRun \`npm run contracts:build\` and commit the result.`);
   console.log(`contracts/artifacts up to date (${Object.keys(files).length} files)`);
 } else {

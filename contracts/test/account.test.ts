@@ -1,4 +1,4 @@
-import { encodeFunctionData, getAddress, hashTypedData, keccak256, parseEther, toHex, zeroAddress, type Address, type Hex } from "viem";
+import { encodeAbiParameters, encodeFunctionData, getAddress, hashTypedData, keccak256, parseEther, toHex, zeroAddress, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi, smartAccountAbi, smartAccountBytecode, verifyingPaymasterAbi } from "@/contracts/artifacts";
 import { ENTRY_POINT_V06 } from "@/lib/chain/deployment";
@@ -262,6 +262,17 @@ describe("upgrades", () => {
     expect(await readAccount(t, account.address, "owner")).toBe(account.owner.address);
     expect(await readAccount(t, account.address, "getNonce")).toBe(2n);
     await ownerOp(t, account, executeCall(randomAccount().address, 1n));
+  });
+});
+
+describe("storage", () => {
+  it("keeps state in its ERC-7201 namespace, nothing in the low slots", async () => {
+    const account = await newAccount(t);
+    // keccak256(abi.encode(uint256(keccak256("smartwallet.storage.SmartAccount")) - 1)) & ~0xff
+    const namespace = BigInt(keccak256(encodeAbiParameters([{ type: "uint256" }], [BigInt(keccak256(toHex("smartwallet.storage.SmartAccount"))) - 1n]))) & ~0xffn;
+    const slot = (n: bigint) => t.publicClient.getStorageAt({ address: account.address, slot: toHex(n, { size: 32 }) });
+    expect(await slot(namespace)).toBe(`0x${account.owner.address.slice(2).toLowerCase().padStart(64, "0")}`);
+    for (const n of [0n, 1n, 2n]) expect(BigInt((await slot(n)) ?? 0)).toBe(0n);
   });
 });
 
