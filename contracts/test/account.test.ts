@@ -295,7 +295,7 @@ describe("deposit, tokens, interfaces", () => {
 
   it("receives ETH and answers the ERC-721/1155 hooks and ERC-165", async () => {
     const account = await newAccount(t, { balance: 0n });
-    await t.wallet.sendTransaction({ to: account.address, value: 7n });
+    await t.publicClient.waitForTransactionReceipt({ hash: await t.wallet.sendTransaction({ to: account.address, value: 7n }) });
     expect(await balance(account.address)).toBe(7n);
     const hook = { address: account.address, abi: smartAccountAbi, account: t.wallet.account } as const;
     const erc721 = await t.publicClient.simulateContract({ ...hook, functionName: "onERC721Received", args: [zeroAddress, zeroAddress, 1n, "0x"] });
