@@ -141,7 +141,7 @@ contract SmartAccount is
         _disableInitializers();
     }
 
-    /// @notice Sets the first owner; the factory calls it in the proxy's constructor.
+    /// @notice Sets the first owner; the factory calls it in the same call that deploys the proxy.
     function initialize(address anOwner) external initializer {
         if (anOwner == address(0)) revert InvalidOwner(anOwner);
         _storage().owner = anOwner;
