@@ -7,7 +7,9 @@ buildIfStale();
 
 const host = process.env.HOST ?? "127.0.0.1";
 const port = process.env.PORT ?? "3000";
-const server = spawn(process.execPath, [nextBin, "start", "-H", host, "-p", port], {
+// Idle keep-alive connections outlive a typical load balancer's 60 s, and clients (which follow the
+// server's hint) drop them before the server does instead of racing it at 5 s.
+const server = spawn(process.execPath, [nextBin, "start", "-H", host, "-p", port, "--keepAliveTimeout", "65000"], {
   cwd: path.resolve(import.meta.dirname, ".."),
   stdio: "inherit",
   env: { ...process.env, HOST: host, PORT: port },

@@ -44,7 +44,7 @@ export async function startServer(): Promise<RunningServer> {
     dropDatabase = database.drop;
   }
   let output = "";
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1", "-p", String(port)], {
+  const child: ChildProcess = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1", "-p", String(port), "--keepAliveTimeout", "65000"], {
     cwd: root,
     env,
     stdio: ["ignore", "pipe", "pipe"],
