@@ -1,6 +1,8 @@
 import qs from "qs";
 import { beforeAll, describe, expect, it } from "vitest";
+import { entryPointAbi } from "@/contracts/artifacts";
 import { operations } from "@/lib/api";
+import { serviceDeployment } from "@/lib/chain/contracts";
 import { buildOpenApi } from "@/lib/http/openapi";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, newProject } from "./api";
@@ -9,6 +11,19 @@ const HOSTILE: unknown[] = [
   null, true, false, 0, -1, 1.5, 1e308, -1e308, "", " ", "x".repeat(20_000), "NaN", "1e999", "-0", "0x", "💥\u202e",
   "%00", "\u0000", "' or 1=1 --", [], [null], [[[]]], {}, { a: { b: { c: {} } } }, { __proto__: { polluted: true } },
 ];
+
+/** Valid parameters each hostile value is mixed into, so it gets past the required-field checks. */
+const VALID: Record<string, Record<string, unknown>> = {
+  "POST /v1/accounts": { chainId: 31337 },
+  "GET /v1/accounts": { player: "pla_x" },
+  "GET /v1/contracts/{id}/read": { functionName: "getNonce", functionArgs: ["0x00000000000000000000000000000000000000bb", "0"] },
+  "POST /v1/accounts/{id}/sign_payload": {
+    domain: { name: "App", version: "1", chainId: 31337, verifyingContract: "0x00000000000000000000000000000000000000bb" },
+    types: { Mail: [{ name: "contents", type: "string" }] },
+    primaryType: "Mail",
+    value: { contents: "hi" },
+  },
+};
 
 let project: ProjectWithKeys;
 const ids: Record<string, string> = {};
@@ -20,6 +35,12 @@ beforeAll(async () => {
   ids["/v1/players/{id}"] = (await call("POST", "/v1/players", { key, form: { name: "target" } })).body.id;
   ids["/v1/contracts/{id}"] = (
     await call("POST", "/v1/contracts", { key, form: { name: "target", chainId: 31337, address: "0x00000000000000000000000000000000000000bb" } })
+  ).body.id;
+  // Real targets for the sub-resources, so hostile values reach the chain-facing code.
+  const account = (await call("POST", "/v1/accounts", { key, json: { chainId: 31337 } })).body.id;
+  for (const path of ["/v1/accounts/{id}", "/v1/accounts/{id}/sync", "/v1/accounts/{id}/sign_payload"]) ids[path] = account;
+  ids["/v1/contracts/{id}/read"] = (
+    await call("POST", "/v1/contracts", { key, json: { name: "EntryPoint", chainId: 31337, address: serviceDeployment().entryPoint, abi: entryPointAbi } })
   ).body.id;
 });
 
@@ -35,7 +56,7 @@ describe("hostile input", () => {
       const names: string[] = schema ? Object.keys(schema.properties ?? {}) : entry.parameters.filter((p: any) => p.in === "query").map((p: any) => p.name);
       for (const name of [...names, "unknown"]) {
         for (const value of HOSTILE) {
-          const input = { [name]: value };
+          const input = { ...VALID[`${op.method} ${op.path}`], [name]: value };
           const attempts =
             op.method === "GET" || op.method === "DELETE"
               ? [call(op.method, `${path}?${qs.stringify(input)}`, { key })]
