@@ -15,6 +15,12 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/accounts/[id]", () => import("@/app/v1/accounts/[id]/route")],
   ["/v1/accounts/[id]/sync", () => import("@/app/v1/accounts/[id]/sync/route")],
   ["/v1/accounts/[id]/sign_payload", () => import("@/app/v1/accounts/[id]/sign_payload/route")],
+  ["/v1/policies", () => import("@/app/v1/policies/route")],
+  ["/v1/policies/[id]", () => import("@/app/v1/policies/[id]/route")],
+  ["/v1/policies/[id]/enable", () => import("@/app/v1/policies/[id]/enable/route")],
+  ["/v1/policies/[id]/disable", () => import("@/app/v1/policies/[id]/disable/route")],
+  ["/v1/policy_rules", () => import("@/app/v1/policy_rules/route")],
+  ["/v1/policy_rules/[id]", () => import("@/app/v1/policy_rules/[id]/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 

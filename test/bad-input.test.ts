@@ -16,6 +16,7 @@ const HOSTILE: unknown[] = [
 const VALID: Record<string, Record<string, unknown>> = {
   "POST /v1/accounts": { chainId: 31337 },
   "GET /v1/accounts": { player: "pla_x" },
+  "POST /v1/policies": { name: "p", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } },
   "GET /v1/contracts/{id}/read": { functionName: "getNonce", functionArgs: ["0x00000000000000000000000000000000000000bb", "0"] },
   "POST /v1/accounts/{id}/sign_payload": {
     domain: { name: "App", version: "1", chainId: 31337, verifyingContract: "0x00000000000000000000000000000000000000bb" },
@@ -39,6 +40,11 @@ beforeAll(async () => {
   // Real targets for the sub-resources, so hostile values reach the chain-facing code.
   const account = (await call("POST", "/v1/accounts", { key, json: { chainId: 31337 } })).body.id;
   for (const path of ["/v1/accounts/{id}", "/v1/accounts/{id}/sync", "/v1/accounts/{id}/sign_payload"]) ids[path] = account;
+  const policy = (await call("POST", "/v1/policies", { key, json: { name: "target", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } })).body.id;
+  for (const path of ["/v1/policies/{id}", "/v1/policies/{id}/enable", "/v1/policies/{id}/disable"]) ids[path] = policy;
+  ids["/v1/policy_rules/{id}"] = (await call("POST", "/v1/policy_rules", { key, json: { policy, type: "account_functions" } })).body.id;
+  VALID["POST /v1/policy_rules"] = { policy, type: "rate_limit", functionName: "count_per_interval", countLimit: 1, timeIntervalType: "day", timeIntervalValue: 1 };
+  VALID["GET /v1/policy_rules"] = { policy };
   ids["/v1/contracts/{id}/read"] = (
     await call("POST", "/v1/contracts", { key, json: { name: "EntryPoint", chainId: 31337, address: serviceDeployment().entryPoint, abi: entryPointAbi } })
   ).body.id;

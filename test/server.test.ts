@@ -130,4 +130,26 @@ describe("a running server", () => {
     const read = await openfort.contracts.read({ id: entryPoint.id, functionName: "getNonce", functionArgs: [account.id, "0"] });
     expect(read).toMatchObject({ id: entryPoint.id, functionName: "getNonce", result: { type: "BigNumber", hex: "0x00" } });
   });
+
+  it("serves the official Openfort SDK unchanged: policies and policy rules", async () => {
+    const { keys } = JSON.parse(runCli(server, ["project", "create", "--name", "SDK policies", "--json"]));
+    const openfort = new Openfort(keys.test.secret, server.url);
+    const game = await openfort.contracts.create({ name: "Game", chainId: 31337, address: TOKEN, abi: erc20Abi as never });
+    const policy = await openfort.policies.create({ name: "Free", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } as never });
+    expect(policy).toMatchObject({ name: "Free", chainId: 31337, enabled: true, deleted: false, strategy: { sponsorSchema: "pay_for_user" } });
+    const rule = await openfort.policyRules.create({ type: "contract_functions" as never, policy: policy.id, contract: game.id, functionName: "balanceOf" } as never);
+    expect(rule).toMatchObject({ type: "contract_functions", functionName: "balanceOf", contract: { id: game.id } });
+    const limit = await openfort.policyRules.create({ type: "rate_limit" as never, policy: policy.id, functionName: "count_per_interval", countLimit: 5, timeIntervalType: "day", timeIntervalValue: 1 } as never);
+    const rules = await openfort.policyRules.list({ policy: policy.id });
+    expect(rules.data.map((r) => r.id)).toEqual([limit.id, rule.id]);
+    const updated = await openfort.policyRules.update({ id: limit.id, type: "rate_limit" as never, countLimit: 10 } as never);
+    expect(updated.countLimit).toBe(10);
+    expect((await openfort.policies.get({ id: policy.id, expand: ["policyRules" as never] })).policyRules).toHaveLength(2);
+    expect((await openfort.policies.disable(policy.id)).enabled).toBe(false);
+    expect((await openfort.policies.enable(policy.id)).enabled).toBe(true);
+    expect((await openfort.policies.update({ id: policy.id, name: "Renamed" })).name).toBe("Renamed");
+    expect((await openfort.policies.list({ chainId: 31337 })).data.map((p) => p.id)).toEqual([policy.id]);
+    await openfort.policyRules.delete(rule.id);
+    expect((await openfort.policies.delete(policy.id)).deleted).toBe(true);
+  });
 });

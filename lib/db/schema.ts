@@ -160,3 +160,45 @@ export const accounts = pgTable(
     index().on(t.projectId, t.livemode, t.chainId, t.address),
   ],
 );
+
+export const policies = pgTable(
+  "policies",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    name: text().notNull(),
+    chainId: integer().notNull(),
+    sponsorSchema: text({ enum: ["pay_for_user", "fixed_rate", "charge_custom_tokens"] }).notNull(),
+    /** fixed_rate / charge_custom_tokens: the registered token contract (con_) and amount (base units). */
+    tokenContractId: text().references(() => contracts.id),
+    tokenContractAmount: text(),
+    enabled: boolean().notNull().default(true),
+    deleted: boolean().notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+);
+
+export const policyRules = pgTable(
+  "policy_rules",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    policyId: text()
+      .notNull()
+      .references(() => policies.id, { onDelete: "cascade" }),
+    type: text({ enum: ["contract_functions", "account_functions", "rate_limit"] }).notNull(),
+    contractId: text().references(() => contracts.id),
+    /** contract_functions: an ABI function name or "All functions"; rate_limit: its kind. */
+    functionName: text(),
+    wildcard: boolean().notNull().default(false),
+    gasLimit: text(),
+    countLimit: integer(),
+    timeIntervalType: text({ enum: ["minute", "hour", "day", "week", "month"] }),
+    timeIntervalValue: integer(),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [index().on(t.policyId, t.createdAt)],
+);

@@ -32,3 +32,16 @@ export const notFound = (resource: string, id: string) =>
   new ApiError(404, "invalid_request_error", `No such ${resource}: '${id}'`);
 
 export const conflict = (message: string) => new ApiError(409, "invalid_request_error", message);
+
+/**
+ * A missing resource named in the body or query (not the path) is a bad parameter: a 400 that
+ * names the parameter, as opposed to the 404 of a missing path resource.
+ */
+export async function referenced<T>(lookup: Promise<T>, param: string, value: string): Promise<T> {
+  try {
+    return await lookup;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) throw badRequest(err.message, { [param]: { value, message: err.message } });
+    throw err;
+  }
+}

@@ -1,0 +1,125 @@
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import { chainFor } from "@/lib/chain/registry";
+import { getContract } from "@/lib/contracts/service";
+import type { Queryable } from "@/lib/db/client";
+import { policies, policyRules } from "@/lib/db/schema";
+import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
+import { listPage } from "@/lib/http/list";
+import { newId } from "@/lib/ids";
+import type { ProjectContext } from "@/lib/projects/service";
+import type { CreatePolicyInput, ListPoliciesInput, UpdatePolicyInput } from "./schema";
+
+export type PolicyRow = typeof policies.$inferSelect;
+type StrategyInput = CreatePolicyInput["strategy"];
+
+const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+  and(eq(policies.projectId, ctx.projectId), eq(policies.livemode, ctx.livemode), ...conditions);
+
+function refusePaymaster(paymaster: string | undefined) {
+  if (paymaster !== undefined) {
+    throw badRequest("Policies use this service's own verifying paymaster; a custom paymaster cannot be set. Omit paymaster.", {
+      paymaster: { value: paymaster, message: "custom paymasters are not supported" },
+    });
+  }
+}
+
+/** The strategy's columns, after checking its token contract exists on the policy's chain. */
+async function strategyColumns(db: Queryable, ctx: ProjectContext, chainId: number, strategy: StrategyInput) {
+  if (strategy.sponsorSchema === "pay_for_user") {
+    for (const field of ["tokenContract", "tokenContractAmount"] as const) {
+      if (strategy[field] !== undefined) {
+        throw badRequest(`strategy[${field}] applies to fixed_rate and charge_custom_tokens only.`, {
+          [`strategy[${field}]`]: { value: strategy[field], message: "not used by pay_for_user" },
+        });
+      }
+    }
+    return { sponsorSchema: strategy.sponsorSchema, tokenContractId: null, tokenContractAmount: null };
+  }
+  const missing = (["tokenContract", "tokenContractAmount"] as const).filter((f) => strategy[f] === undefined);
+  if (missing.length) {
+    throw badRequest(`A ${strategy.sponsorSchema} strategy needs ${missing.join(" and ")}.`, Object.fromEntries(missing.map((f) => [`strategy[${f}]`, { message: "required" }])));
+  }
+  const token = await referenced(getContract(db, ctx, strategy.tokenContract!), "strategy[tokenContract]", strategy.tokenContract!);
+  if (token.deleted || token.chainId !== chainId) {
+    throw badRequest(`Token contract ${token.id} must be a registered, not deleted contract on chain ${chainId}.`, {
+      "strategy[tokenContract]": { value: token.id, message: token.deleted ? "deleted" : `on chain ${token.chainId}` },
+    });
+  }
+  return { sponsorSchema: strategy.sponsorSchema, tokenContractId: token.id, tokenContractAmount: strategy.tokenContractAmount! };
+}
+
+export async function createPolicy(db: Queryable, ctx: ProjectContext, input: CreatePolicyInput): Promise<PolicyRow> {
+  chainFor(ctx, input.chainId);
+  refusePaymaster(input.paymaster);
+  const strategy = await strategyColumns(db, ctx, input.chainId, input.strategy);
+  const [row] = await db
+    .insert(policies)
+    .values({ id: newId("policy"), ...ctx, name: input.name, chainId: input.chainId, ...strategy })
+    .returning();
+  return row!;
+}
+
+/** Deleted policies stay readable by id (with `deleted: true`). */
+export async function getPolicy(db: Queryable, ctx: ProjectContext, id: string): Promise<PolicyRow> {
+  const [row] = await db.select().from(policies).where(scoped(ctx, eq(policies.id, id)));
+  if (!row) throw notFound("policy", id);
+  return row;
+}
+
+export async function listPolicies(db: Queryable, ctx: ProjectContext, input: ListPoliciesInput) {
+  const where = scoped(
+    ctx,
+    eq(policies.deleted, input.deleted ?? false),
+    input.name !== undefined ? eq(policies.name, input.name) : undefined,
+    input.chainId !== undefined ? eq(policies.chainId, input.chainId) : undefined,
+    input.enabled !== undefined ? eq(policies.enabled, input.enabled) : undefined,
+  );
+  return listPage(db, policies, where, input);
+}
+
+export async function updatePolicy(db: Queryable, ctx: ProjectContext, id: string, input: UpdatePolicyInput): Promise<PolicyRow> {
+  refusePaymaster(input.paymaster);
+  return db.transaction(async (tx) => {
+    const [current] = await tx.select().from(policies).where(scoped(ctx, eq(policies.id, id))).for("update");
+    if (!current) throw notFound("policy", id);
+    const chainId = input.chainId ?? current.chainId;
+    if (input.chainId !== undefined && input.chainId !== current.chainId) {
+      chainFor(ctx, input.chainId);
+      const [bound] = await tx
+        .select({ id: policyRules.id })
+        .from(policyRules)
+        .where(and(eq(policyRules.policyId, id), sql`${policyRules.contractId} is not null`))
+        .limit(1);
+      if (bound) throw conflict(`Policy ${id} has rules for contracts on chain ${current.chainId} (${bound.id}); delete them before moving it to chain ${input.chainId}.`);
+    }
+    const strategy = input.strategy
+      ? await strategyColumns(tx, ctx, chainId, input.strategy)
+      : input.chainId !== undefined && current.tokenContractId
+        ? await strategyColumns(tx, ctx, chainId, { sponsorSchema: current.sponsorSchema, tokenContract: current.tokenContractId, tokenContractAmount: current.tokenContractAmount ?? undefined })
+        : {};
+    const [row] = await tx
+      .update(policies)
+      .set({
+        ...(input.name !== undefined && { name: input.name }),
+        chainId,
+        ...strategy,
+        ...(input.deleted !== undefined && { deleted: input.deleted }),
+        updatedAt: sql`now()`,
+      })
+      .where(eq(policies.id, id))
+      .returning();
+    return row!;
+  });
+}
+
+export async function setPolicyEnabled(db: Queryable, ctx: ProjectContext, id: string, enabled: boolean): Promise<PolicyRow> {
+  const [row] = await db.update(policies).set({ enabled, updatedAt: sql`now()` }).where(scoped(ctx, eq(policies.id, id))).returning();
+  if (!row) throw notFound("policy", id);
+  return row;
+}
+
+export async function deletePolicy(db: Queryable, ctx: ProjectContext, id: string) {
+  const deleted = await db.update(policies).set({ deleted: true, updatedAt: sql`now()` }).where(scoped(ctx, eq(policies.id, id))).returning({ id: policies.id });
+  if (deleted.length === 0) throw notFound("policy", id);
+  return { id, object: "policy" as const, deleted: true as const };
+}
