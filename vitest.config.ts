@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
-    include: ["test/**/*.test.ts", "lib/**/*.test.ts", "contracts/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "lib/**/*.test.ts", "contracts/**/*.test.ts", "inngest/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
     environment: "node",
     testTimeout: 30_000,

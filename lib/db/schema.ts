@@ -202,3 +202,32 @@ export const policyRules = pgTable(
   },
   (t) => [index().on(t.policyId, t.createdAt)],
 );
+
+/**
+ * Background function runs of the embedded runner (the same Inngest function definitions an
+ * Inngest server would run): the triggering event, memoized step results, and scheduling.
+ * Every step's result is stored before the run moves on, so a crash resumes where it stopped.
+ */
+export const functionRuns = pgTable(
+  "function_runs",
+  {
+    id: text().primaryKey(),
+    functionId: text().notNull(),
+    eventId: text().notNull(),
+    event: jsonb().$type<{ name: string; data: Record<string, unknown>; id: string; ts: number }>().notNull(),
+    status: text({ enum: ["queued", "running", "completed", "failed"] }).notNull().default("queued"),
+    attempt: integer().notNull().default(0),
+    steps: jsonb().$type<{ order: string[]; state: Record<string, { id: string; data?: unknown; error?: unknown }> }>().notNull(),
+    runAt: timestamp({ withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    lockedUntil: timestamp({ withTimezone: true, precision: 6 }),
+    output: jsonb(),
+    error: text(),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [
+    // One run per function and event: sending an event twice starts nothing new.
+    uniqueIndex("function_runs_function_event_unique").on(t.functionId, t.eventId),
+    index("function_runs_due").on(t.status, t.runAt),
+  ],
+);

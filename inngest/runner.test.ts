@@ -1,0 +1,163 @@
+import crypto from "node:crypto";
+import { eq } from "drizzle-orm";
+import { NonRetriableError } from "inngest";
+import { afterEach, describe, expect, it } from "vitest";
+import { getDb } from "@/lib/db/client";
+import { functionRuns } from "@/lib/db/schema";
+import { inngest } from "./client";
+import { EmbeddedRunner, wakeTime } from "./runner";
+
+const runners: EmbeddedRunner[] = [];
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((r) => r.stop()));
+});
+
+const uid = () => crypto.randomUUID();
+
+async function runnerWith(functions: ConstructorParameters<typeof EmbeddedRunner>[1], options = {}) {
+  const runner = new EmbeddedRunner(await getDb(), functions, { pollMs: 20, retryBaseMs: 10, ...options });
+  runners.push(runner);
+  runner.start();
+  return runner;
+}
+
+async function settled(eventId: string, timeoutMs = 10_000) {
+  const db = await getDb();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await db.select().from(functionRuns).where(eq(functionRuns.eventId, eventId));
+    if (rows.length && rows.every((r) => r.status === "completed" || r.status === "failed")) return rows;
+    if (Date.now() > deadline) throw new Error(`runs for ${eventId} did not settle: ${JSON.stringify(rows.map((r) => [r.status, r.attempt, r.error]))}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("the embedded runner", () => {
+  it("runs each step once, in order, stores the output, and starts one run per event id", async () => {
+    const calls: string[] = [];
+    const name = `test/steps-${uid()}`;
+    const fn = inngest.createFunction({ id: `steps-${uid()}`, triggers: [{ event: name }] }, async ({ event, step }) => {
+      const a = await step.run("a", () => (calls.push("a"), (event.data.n as number) + 1));
+      const b = await step.run("b", () => (calls.push("b"), a * 2));
+      return { a, b };
+    });
+    const runner = await runnerWith([fn]);
+    const id = uid();
+    await runner.send([{ name, data: { n: 1 }, id }]);
+    await runner.send([{ name, data: { n: 100 }, id }]);
+    const [run] = await settled(id);
+    expect(run).toMatchObject({ status: "completed", output: { a: 2, b: 4 } });
+    expect(calls).toEqual(["a", "b"]);
+    expect(run!.steps.order).toHaveLength(2);
+  });
+
+  it("retries a failing step with backoff, then carries on; gives up after the function's retries", async () => {
+    let tries = 0;
+    const name = `test/flaky-${uid()}`;
+    const flaky = inngest.createFunction({ id: `flaky-${uid()}`, retries: 3, triggers: [{ event: name }] }, async ({ step }) => {
+      const value = await step.run("flaky", () => {
+        tries++;
+        if (tries < 3) throw new Error(`try ${tries} failed`);
+        return "ok";
+      });
+      return value;
+    });
+    const doomedName = `test/doomed-${uid()}`;
+    let doomedTries = 0;
+    const doomed = inngest.createFunction({ id: `doomed-${uid()}`, retries: 2, triggers: [{ event: doomedName }] }, async ({ step }) => {
+      await step.run("never", () => {
+        doomedTries++;
+        throw new Error("always broken");
+      });
+    });
+    const fatalName = `test/fatal-${uid()}`;
+    let fatalTries = 0;
+    const fatal = inngest.createFunction({ id: `fatal-${uid()}`, retries: 5, triggers: [{ event: fatalName }] }, async ({ step }) => {
+      await step.run("fatal", () => {
+        fatalTries++;
+        throw new NonRetriableError("no point retrying");
+      });
+    });
+    const runner = await runnerWith([flaky, doomed, fatal]);
+    const [a, b, c] = [uid(), uid(), uid()];
+    await runner.send([
+      { name, data: {}, id: a },
+      { name: doomedName, data: {}, id: b },
+      { name: fatalName, data: {}, id: c },
+    ]);
+    expect((await settled(a))[0]).toMatchObject({ status: "completed", output: "ok" });
+    expect(tries).toBe(3);
+    const [failed] = await settled(b);
+    expect(failed).toMatchObject({ status: "failed" });
+    expect(failed!.error).toMatch(/always broken/);
+    expect(doomedTries).toBe(3);
+    expect((await settled(c))[0]!.status).toBe("failed");
+    expect(fatalTries).toBe(1);
+  });
+
+  it("sleeps durably: the run waits in the database, not in memory", async () => {
+    const name = `test/sleepy-${uid()}`;
+    const fn = inngest.createFunction({ id: `sleepy-${uid()}`, triggers: [{ event: name }] }, async ({ step }) => {
+      const before = await step.run("before", () => Date.now());
+      await step.sleep("nap", "300ms");
+      const after = await step.run("after", () => Date.now());
+      return after - before;
+    });
+    const runner = await runnerWith([fn]);
+    const id = uid();
+    await runner.send([{ name, data: {}, id }]);
+    await new Promise((r) => setTimeout(r, 120));
+    const [waiting] = await (await getDb()).select().from(functionRuns).where(eq(functionRuns.eventId, id));
+    expect(waiting).toMatchObject({ status: "queued", lockedUntil: null });
+    expect(waiting!.runAt.getTime()).toBeGreaterThan(Date.now());
+    const [run] = await settled(id);
+    expect(run!.output as number).toBeGreaterThanOrEqual(290);
+  });
+
+  it("resumes a run whose process died mid-step in another process, without redoing finished steps", async () => {
+    const name = `test/crash-${uid()}`;
+    const id = `crash-${uid()}`;
+    const done: string[] = [];
+    let crashed = false;
+    const make = () =>
+      inngest.createFunction({ id, triggers: [{ event: name }] }, async ({ step }) => {
+        await step.run("first", () => done.push("first"));
+        await step.run("second", async () => {
+          if (!crashed) {
+            crashed = true;
+            await new Promise(() => {}); // the first process hangs here forever, as if killed
+          }
+          done.push("second");
+        });
+        return done.length;
+      });
+    const first = new EmbeddedRunner(await getDb(), [make()], { pollMs: 20, leaseMs: 300 });
+    first.start();
+    const eventId = uid();
+    await first.send([{ name, data: {}, id: eventId }]);
+    await new Promise((r) => setTimeout(r, 100));
+    // a second process with the same definitions takes over once the lease runs out
+    await runnerWith([make()], { leaseMs: 300 });
+    const [run] = await settled(eventId);
+    expect(run).toMatchObject({ status: "completed", output: 2 });
+    expect(done).toEqual(["first", "second"]);
+  });
+
+  it("runs many runs at once", async () => {
+    const name = `test/many-${uid()}`;
+    const fn = inngest.createFunction({ id: `many-${uid()}`, triggers: [{ event: name }] }, async ({ event, step }) => step.run("double", () => (event.data.i as number) * 2));
+    const runner = await runnerWith([fn], { concurrency: 8 });
+    const ids = Array.from({ length: 40 }, () => uid());
+    await runner.send(ids.map((id, i) => ({ name, data: { i }, id })));
+    const outputs = await Promise.all(ids.map(async (id) => (await settled(id))[0]!.output));
+    expect(outputs).toEqual(ids.map((_, i) => i * 2));
+  });
+
+  it("reads sleep durations and dates", () => {
+    expect(wakeTime("1s", 0)).toBe(1000);
+    expect(wakeTime("1h30m", 0)).toBe(5_400_000);
+    expect(wakeTime("250ms", 0)).toBe(250);
+    expect(wakeTime("2030-01-01T00:00:00.000Z", 0)).toBe(Date.parse("2030-01-01T00:00:00.000Z"));
+    expect(() => wakeTime("soon", 0)).toThrow(/unsupported/);
+  });
+});

@@ -1,0 +1,307 @@
+import crypto from "node:crypto";
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { InngestFunction } from "inngest";
+import { ServerTiming } from "inngest/internals";
+import { StepMode } from "inngest/types";
+import type { Db } from "@/lib/db/client";
+import { functionRuns } from "@/lib/db/schema";
+import { inngest, usesInngestServer } from "./client";
+
+type AnyFunction = InngestFunction.Any;
+type RunRow = typeof functionRuns.$inferSelect;
+type StepState = RunRow["steps"]["state"];
+
+export interface ServiceEvent {
+  name: string;
+  data: Record<string, unknown>;
+  /** Deduplication id: the same id never starts a function twice. */
+  id: string;
+}
+
+export interface RunnerOptions {
+  /** How often to look for due runs when nothing kicks the runner. */
+  pollMs?: number;
+  /** Runs executed at once by this process. */
+  concurrency?: number;
+  /** How long a claimed run is ours before another process may take it over (a crashed owner). */
+  leaseMs?: number;
+  /** First retry delay; doubles per attempt up to a minute. */
+  retryBaseMs?: number;
+}
+
+const DEFAULT_RETRIES = 4;
+const silent = { info() {}, warn() {}, error() {}, debug() {} };
+
+const triggerEvents = (fn: AnyFunction): string[] =>
+  ((fn.opts as { triggers?: { event?: string }[] }).triggers ?? []).flatMap((t) => (t.event ? [t.event] : []));
+
+const functionId = (fn: AnyFunction) => fn.id(inngest.id);
+
+/** "1s", "250ms", "1h30m", or an ISO date (step.sleepUntil): the time to wake. */
+export function wakeTime(spec: string, now = Date.now()): number {
+  const date = Date.parse(spec);
+  if (/^\d{4}-\d\d-\d\d/.test(spec) && !Number.isNaN(date)) return date;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+  let total = 0;
+  const parts = spec.match(/(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g);
+  if (!parts || parts.join("") !== spec) throw new Error(`unsupported sleep duration "${spec}"`);
+  for (const part of parts) {
+    const [, amount, unit] = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/.exec(part)!;
+    total += Number(amount) * units[unit!]!;
+  }
+  return now + total;
+}
+
+/**
+ * Runs Inngest function definitions in this process, durably: the SDK's own execution engine
+ * runs the handler against the step results stored in PostgreSQL/PGlite, each new step result
+ * is stored before the next step starts, and runs are claimed with a lease so a crashed
+ * process's runs are taken over. Step errors are retried with backoff as Inngest would.
+ */
+export class EmbeddedRunner {
+  private readonly byId: Map<string, AnyFunction>;
+  private readonly byEvent = new Map<string, AnyFunction[]>();
+  private readonly active = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = true;
+  private ticking = false;
+  private again = false;
+  private readonly opts: Required<RunnerOptions>;
+
+  constructor(
+    private readonly db: Db,
+    functions: AnyFunction[],
+    options: RunnerOptions = {},
+  ) {
+    this.byId = new Map(functions.map((fn) => [functionId(fn), fn]));
+    for (const fn of functions) for (const name of triggerEvents(fn)) this.byEvent.set(name, [...(this.byEvent.get(name) ?? []), fn]);
+    this.opts = { pollMs: 500, concurrency: 16, leaseMs: 60_000, retryBaseMs: 1_000, ...options };
+  }
+
+  /** Stores one run per triggered function (deduplicated by event id) and wakes the runner. */
+  async send(events: ServiceEvent[]): Promise<void> {
+    const rows = events.flatMap((event) =>
+      (this.byEvent.get(event.name) ?? []).map((fn) => ({
+        id: `run_${crypto.randomUUID()}`,
+        functionId: functionId(fn),
+        eventId: event.id,
+        event: { ...event, ts: Date.now() },
+        steps: { order: [], state: {} },
+      })),
+    );
+    if (rows.length) await this.db.insert(functionRuns).values(rows).onConflictDoNothing();
+    this.kick();
+  }
+
+  start() {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.kick();
+  }
+
+  /** Stops claiming runs and waits for those in flight. */
+  async stop() {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await Promise.allSettled([...this.active]);
+  }
+
+  /** Wakes the runner now instead of at the next poll. */
+  kick() {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    void this.tick();
+  }
+
+  private schedule(ms: number) {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), ms);
+    this.timer.unref?.();
+  }
+
+  private async tick() {
+    this.ticking = true;
+    try {
+      do {
+        this.again = false;
+        const free = this.opts.concurrency - this.active.size;
+        if (free <= 0 || this.byId.size === 0) break;
+        for (const run of await this.claim(free)) {
+          const job = this.execute(run)
+            .catch((err) => console.error(`function run ${run.id} (${run.functionId}) crashed the runner:`, err))
+            .finally(() => {
+              this.active.delete(job);
+              this.kick();
+            });
+          this.active.add(job);
+        }
+      } while (this.again && !this.stopped);
+    } catch (err) {
+      console.error("embedded runner: could not claim runs:", err);
+    } finally {
+      this.ticking = false;
+      this.schedule(this.opts.pollMs);
+    }
+  }
+
+  private async claim(limit: number): Promise<RunRow[]> {
+    const ids = [...this.byId.keys()];
+    const lease = `${this.opts.leaseMs} milliseconds`;
+    const due = this.db
+      .select({ id: functionRuns.id })
+      .from(functionRuns)
+      .where(
+        and(
+          inArray(functionRuns.status, ["queued", "running"]),
+          inArray(functionRuns.functionId, ids),
+          sql`${functionRuns.runAt} <= now()`,
+          sql`(${functionRuns.lockedUntil} is null or ${functionRuns.lockedUntil} < now())`,
+        ),
+      )
+      .orderBy(functionRuns.runAt)
+      .limit(limit)
+      .for("update", { skipLocked: true });
+    return this.db
+      .update(functionRuns)
+      .set({ status: "running", lockedUntil: sql`now() + ${lease}::interval`, updatedAt: sql`now()` })
+      .where(inArray(functionRuns.id, due))
+      .returning();
+  }
+
+  private async save(id: string, fields: Partial<typeof functionRuns.$inferInsert>, keepLease = true) {
+    const lease = `${this.opts.leaseMs} milliseconds`;
+    await this.db
+      .update(functionRuns)
+      .set({ ...fields, ...(keepLease ? { lockedUntil: sql`now() + ${lease}::interval` } : {}), updatedAt: sql`now()` })
+      .where(eq(functionRuns.id, id));
+  }
+
+  private retryAt(attempt: number) {
+    return new Date(Date.now() + Math.min(this.opts.retryBaseMs * 2 ** (attempt - 1), 60_000));
+  }
+
+  private start_(fn: AnyFunction, run: RunRow, order: string[], state: StepState, attempt: number, requestedRunStep?: string) {
+    const event = { name: run.event.name, data: run.event.data, id: run.event.id, ts: run.event.ts };
+    const execution = (fn as unknown as { createExecution(o: unknown): { start(): Promise<ExecutionResult> } }).createExecution({
+      partialOptions: {
+        runId: run.id,
+        client: inngest,
+        data: { runId: run.id, attempt, event, events: [event] },
+        reqArgs: [],
+        headers: {},
+        stepCompletionOrder: order,
+        stepState: Object.fromEntries(Object.entries(state).map(([id, s]) => [id, { ...s }])),
+        stepMode: StepMode.Async,
+        disableImmediateExecution: false,
+        isFailureHandler: false,
+        timer: new ServerTiming.ServerTiming(silent as never),
+        requestedRunStep,
+      },
+    });
+    return execution.start();
+  }
+
+  private async execute(run: RunRow): Promise<void> {
+    const fn = this.byId.get(run.functionId)!;
+    const maxRetries = (fn.opts as { retries?: number }).retries ?? DEFAULT_RETRIES;
+    const order = [...run.steps.order];
+    const state: StepState = { ...run.steps.state };
+    let attempt = run.attempt;
+    let requested: string | undefined;
+    for (;;) {
+      const result = await this.start_(fn, run, order, state, attempt, requested);
+      requested = undefined;
+      switch (result.type) {
+        case "step-ran": {
+          const step = result.step;
+          if (step.error !== undefined && step.op !== "StepRun") {
+            if (result.retriable !== false && attempt < maxRetries) {
+              await this.save(run.id, { status: "queued", attempt: attempt + 1, runAt: this.retryAt(attempt + 1), steps: { order, state }, lockedUntil: null }, false);
+              return;
+            }
+            state[step.id] = { id: step.id, error: step.error };
+          } else {
+            state[step.id] = { id: step.id, data: step.data ?? null };
+          }
+          order.push(step.id);
+          attempt = 0;
+          await this.save(run.id, { attempt, steps: { order, state } });
+          continue;
+        }
+        case "steps-found": {
+          const planned = result.steps.find((s) => s.op === "StepPlanned");
+          if (planned) {
+            requested = planned.id;
+            continue;
+          }
+          const sleeps = result.steps.filter((s) => s.op === "Sleep");
+          if (sleeps.length !== result.steps.length) {
+            const ops = [...new Set(result.steps.map((s) => s.op))].join(", ");
+            await this.save(run.id, { status: "failed", error: `the embedded runner does not support ${ops}`, lockedUntil: null }, false);
+            return;
+          }
+          let wake = 0;
+          for (const sleep of sleeps) {
+            wake = Math.max(wake, wakeTime(sleep.name ?? "0ms"));
+            state[sleep.id] = { id: sleep.id, data: null };
+            order.push(sleep.id);
+          }
+          if (wake > Date.now()) {
+            await this.save(run.id, { status: "queued", attempt: 0, runAt: new Date(wake), steps: { order, state }, lockedUntil: null }, false);
+            return;
+          }
+          continue;
+        }
+        case "function-resolved":
+          await this.save(run.id, { status: "completed", output: (result.data ?? null) as never, steps: { order, state }, lockedUntil: null }, false);
+          return;
+        case "function-rejected": {
+          if (result.retriable !== false && attempt < maxRetries) {
+            await this.save(run.id, { status: "queued", attempt: attempt + 1, runAt: this.retryAt(attempt + 1), steps: { order, state }, lockedUntil: null }, false);
+            return;
+          }
+          const error = result.error as { message?: string } | undefined;
+          await this.save(run.id, { status: "failed", error: error?.message ?? String(result.error), steps: { order, state }, lockedUntil: null }, false);
+          return;
+        }
+        default:
+          await this.save(run.id, { status: "failed", error: `unexpected execution result ${result.type}`, lockedUntil: null }, false);
+          return;
+      }
+    }
+  }
+}
+
+type ExecutionResult =
+  | { type: "step-ran"; step: { id: string; op: string; data?: unknown; error?: unknown }; retriable?: boolean | string }
+  | { type: "steps-found"; steps: { id: string; op: string; name?: string }[] }
+  | { type: "function-resolved"; data: unknown }
+  | { type: "function-rejected"; error: unknown; retriable: boolean | string }
+  | { type: "step-not-found" | "change-mode" };
+
+const state = globalThis as unknown as { __runner?: EmbeddedRunner };
+
+/** The process's runner (embedded mode), started once. */
+export function startEmbeddedRunner(db: Db, functions: AnyFunction[], options?: RunnerOptions): EmbeddedRunner {
+  state.__runner ??= new EmbeddedRunner(db, functions, options);
+  state.__runner.start();
+  return state.__runner;
+}
+
+export const embeddedRunner = () => state.__runner;
+
+/** Sends service events: to Inngest when it is configured, else to the embedded runner. */
+export async function sendEvents(events: ServiceEvent[]): Promise<void> {
+  if (usesInngestServer()) {
+    await inngest.send(events.map((e) => ({ name: e.name, data: e.data, id: e.id })));
+    return;
+  }
+  const runner = state.__runner;
+  if (!runner) throw new Error("the embedded runner is not started");
+  await runner.send(events);
+}
