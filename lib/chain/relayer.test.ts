@@ -1,0 +1,256 @@
+import { beforeAll, describe, expect, test } from "vitest";
+import { encodeFunctionData, keccak256, parseEther, toHex, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { accountFactoryAbi } from "@/contracts/artifacts";
+import { serviceAccount } from "@/lib/keys/service-keys";
+import { chainOf, clientOf } from "@/test/chain";
+import { serviceDeployment } from "./contracts";
+import {
+  configureRelayer,
+  enqueue,
+  executorAddresses,
+  findUserOperationReceipt,
+  relayerEvents,
+  relayerStatus,
+  resetRelayer,
+  submitUserOperations,
+  UserOperationReceiptTimeoutError,
+  waitForUserOperationReceipt,
+  type RelayResult,
+} from "./relayer";
+import { freshAccount, signedOp, type TestAccount } from "./testing";
+import { encodeAccountCalls, UserOperationRejectedError, userOperationHash } from "./userop";
+
+const chain = chainOf(31338);
+const client = clientOf(31338);
+const EXECUTOR_OFFSET = 20;
+
+beforeAll(() => {
+  // Test files run in parallel processes sharing the master key (so the executor keys): each file takes its own.
+  configureRelayer({ executorOffset: EXECUTOR_OFFSET, executors: 3 });
+});
+
+const newOwnerCall = () => ({
+  to: serviceDeployment().accountFactory,
+  value: 0n,
+  data: encodeFunctionData({
+    abi: accountFactoryAbi,
+    functionName: "createAccount",
+    args: [privateKeyToAccount(generatePrivateKey()).address, generatePrivateKey()],
+  }),
+});
+
+const transferTo = (to: Address, value = 1n) => encodeAccountCalls([{ to, value: 0n, data: "0x" }, { to, value, data: "0x" }]);
+
+async function deployedAccount(): Promise<TestAccount> {
+  const account = freshAccount();
+  const { receipt } = await enqueue(chain, await signedOp(chain, account, { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true }));
+  expect(receipt.success).toBe(true);
+  await client.request({ method: "anvil_setBalance" as never, params: [account.address, toHex(parseEther("1"))] as never });
+  return { ...account, initCode: "0x" };
+}
+
+const nonceCount = (address: Address) => client.getTransactionCount({ address, blockTag: "pending" });
+
+describe("bundling", () => {
+  test("50 concurrent ops of one account (2D nonce keys) land in a few bundles, each nonce once", async () => {
+    const account = await deployedAccount();
+    const recipient = privateKeyToAccount(generatePrivateKey()).address;
+    const timings: number[] = [];
+    const results = await Promise.all(
+      Array.from({ length: 50 }, async (_, i): Promise<RelayResult> => {
+        const op = await signedOp(chain, account, { callData: transferTo(recipient), sponsored: i % 2 === 0, nonceKey: BigInt(i + 1) });
+        const started = performance.now();
+        const result = await enqueue(chain, op);
+        timings.push(performance.now() - started);
+        return result;
+      }),
+    );
+    expect(results.every((r) => r.receipt.success)).toBe(true);
+    expect(new Set(results.map((r) => r.receipt.nonce)).size).toBe(50);
+    expect(results.map((r) => r.receipt.nonce >> 64n).sort((a, b) => Number(a - b))).toEqual(Array.from({ length: 50 }, (_, i) => BigInt(i + 1)));
+    expect(await client.getBalance({ address: recipient })).toBe(50n);
+
+    const bundles = new Map<Hex, number>();
+    for (const r of results) bundles.set(r.transactionHash, r.bundleSize);
+    const sizes = [...bundles.values()];
+    const gasUsed = await Promise.all([...bundles.keys()].map(async (hash) => (await client.getTransactionReceipt({ hash })).gasUsed));
+    const totalGas = gasUsed.reduce((a, b) => a + b, 0n);
+    timings.sort((a, b) => a - b);
+    console.log(
+      `50 ops: ${bundles.size} bundles of ${sizes.join(", ")} ops; bundle gas ${gasUsed.join(", ")} ` +
+        `(${totalGas / 50n} per op; ops' actualGasUsed avg ${results.reduce((s, r) => s + r.receipt.actualGasUsed, 0n) / 50n}); ` +
+        `enqueue→receipt ms p50 ${timings[25]!.toFixed(0)} max ${timings[49]!.toFixed(0)}`,
+    );
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(50);
+    expect(Math.max(...sizes)).toBeGreaterThan(1);
+    expect(bundles.size).toBeLessThanOrEqual(10);
+  });
+
+  test("an op failing validation is dropped with its error; the others in its bundle land", async () => {
+    const accounts = [freshAccount(), freshAccount(), freshAccount()];
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const ops = await Promise.all(
+      accounts.map((account, i) => signedOp(chain, account, { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true }, i === 1 ? stranger : account.owner)),
+    );
+    const outcomes = await Promise.allSettled(ops.map((op) => enqueue(chain, op)));
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const [first, bad, third] = outcomes as [PromiseFulfilledResult<RelayResult>, PromiseRejectedResult, PromiseFulfilledResult<RelayResult>];
+    expect(bad.reason).toBeInstanceOf(UserOperationRejectedError);
+    expect((bad.reason as UserOperationRejectedError).code).toBe("AA24");
+    expect(first.value.transactionHash).toBe(third.value.transactionHash);
+    expect(first.value.bundleSize).toBe(2);
+
+    // submitUserOperations reports the same split directly.
+    const again = await Promise.all(
+      [freshAccount(), freshAccount()].map((account, i) => signedOp(chain, account, { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true }, i === 0 ? stranger : account.owner)),
+    );
+    const bundle = await submitUserOperations(chain, again);
+    expect(bundle.included.map((r) => r.userOpHash)).toEqual([userOperationHash(chain, again[1]!)]);
+    expect(bundle.dropped.map((d) => d.userOpHash)).toEqual([userOperationHash(chain, again[0]!)]);
+    expect(executorAddresses(chain)).toContain(bundle.executor);
+    expect((await client.getTransactionReceipt({ hash: bundle.transactionHash })).status).toBe("success");
+
+    // Every op dropped: the first one's error.
+    await expect(submitUserOperations(chain, [again[0]!])).rejects.toBeInstanceOf(UserOperationRejectedError);
+  });
+
+  test("a bundle above maxBundleGas is split", async () => {
+    const ops = await Promise.all(
+      Array.from({ length: 4 }, () => signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true })),
+    );
+    configureRelayer({ maxBundleGas: 1_000_000n });
+    try {
+      const results = await Promise.all(ops.map((op) => enqueue(chain, op)));
+      expect(results.every((r) => r.receipt.success)).toBe(true);
+      const bundles = new Set(results.map((r) => r.transactionHash));
+      expect(bundles.size).toBeGreaterThan(1);
+      for (const hash of bundles) expect((await client.getTransaction({ hash })).gas).toBeLessThanOrEqual(1_000_000n);
+    } finally {
+      configureRelayer({ maxBundleGas: 10_000_000n });
+    }
+  });
+
+  test("one op, enqueue to receipt", async () => {
+    const account = await deployedAccount();
+    const timings: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const op = await signedOp(chain, account, { callData: transferTo(account.owner.address), sponsored: true });
+      const started = performance.now();
+      const { receipt } = await enqueue(chain, op);
+      timings.push(performance.now() - started);
+      expect(receipt.success).toBe(true);
+    }
+    console.log(`single op enqueue→receipt ms: ${timings.map((t) => t.toFixed(0)).join(", ")}`);
+  });
+
+  test("the same op enqueued twice shares one outcome", async () => {
+    const op = await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true });
+    const [a, b] = await Promise.all([enqueue(chain, op), enqueue(chain, op)]);
+    expect(a).toBe(b);
+    expect(a.receipt.success).toBe(true);
+  });
+});
+
+describe("executors and nonces", () => {
+  test("concurrent bundles from several executors never collide on nonces, even when a nonce is taken behind the relayer's back", async () => {
+    const executors = executorAddresses(chain);
+    expect(executors).toEqual([0, 1, 2].map((i) => serviceAccount(`executor-${EXECUTOR_OFFSET + i}`).address));
+    // Warm up so the relayer tracks the executors' nonces locally, then use one of them outside the relayer.
+    await Promise.all(
+      [0, 1, 2].map(async () => submitUserOperations(chain, [await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true })])),
+    );
+    const stolen = serviceAccount(`executor-${EXECUTOR_OFFSET}`);
+    const hash = await client.sendRawTransaction({
+      serializedTransaction: await stolen.signTransaction({
+        chainId: chain.chainId,
+        type: "eip1559",
+        to: stolen.address,
+        nonce: await nonceCount(stolen.address),
+        gas: 21_000n,
+        maxFeePerGas: parseEther("0.00000001"),
+        maxPriorityFeePerGas: 1_000_000_000n,
+      }),
+    });
+    await client.waitForTransactionReceipt({ hash });
+
+    const before = await Promise.all(executors.map(nonceCount));
+    const ops = await Promise.all(
+      Array.from({ length: 12 }, () => signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true })),
+    );
+    const bundles = await Promise.all(ops.map((op) => submitUserOperations(chain, [op])));
+    const txs = await Promise.all(bundles.map((b) => client.getTransaction({ hash: b.transactionHash })));
+    const receipts = await Promise.all(bundles.map((b) => client.getTransactionReceipt({ hash: b.transactionHash })));
+    expect(receipts.every((r) => r.status === "success")).toBe(true);
+    expect(bundles.every((b) => b.included[0]!.receipt.success)).toBe(true);
+
+    const used = txs.map((tx) => `${tx.from.toLowerCase()}:${tx.nonce}`);
+    expect(new Set(used).size).toBe(12);
+    const perExecutor = executors.map((e) => txs.filter((tx) => tx.from.toLowerCase() === e.toLowerCase()).map((tx) => tx.nonce).sort((a, b) => a - b));
+    console.log(`12 concurrent bundles per executor: ${perExecutor.map((n) => n.length).join(", ")}`);
+    expect(perExecutor.filter((n) => n.length > 0).length).toBeGreaterThanOrEqual(2);
+    // Each executor's nonces follow on from where it stood, without gaps.
+    const after = await Promise.all(executors.map(nonceCount));
+    perExecutor.forEach((nonces, i) => {
+      expect(nonces).toEqual(Array.from({ length: nonces.length }, (_, k) => before[i]! + k));
+      expect(after[i]).toBe(before[i]! + nonces.length);
+    });
+  });
+
+  test("executors are funded on dev chains and reported with their balances", async () => {
+    const status = await relayerStatus(chain);
+    expect(status.map((s) => s.address)).toEqual(executorAddresses(chain));
+    for (const s of status) expect(s.balance).toBeGreaterThan(0n);
+  });
+});
+
+describe("receipts and restarts", () => {
+  test("after a restart, an op that already landed is found and not sent again", async () => {
+    const op = await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true });
+    const hash = userOperationHash(chain, op);
+    const fromBlock = await client.getBlockNumber();
+    const sent = await enqueue(chain, op);
+
+    resetRelayer();
+    configureRelayer({ executorOffset: EXECUTOR_OFFSET });
+    const executors = executorAddresses(chain);
+    const nonces = await Promise.all(executors.map(nonceCount));
+
+    // What the durable layer does before resubmitting: look first.
+    const found = await findUserOperationReceipt(chain, hash);
+    expect(found).toEqual(sent.receipt);
+    expect(await findUserOperationReceipt(chain, hash, { fromBlock })).toEqual(sent.receipt);
+    expect(await waitForUserOperationReceipt(chain, hash, { fromBlock, timeoutMs: 1_000 })).toEqual(sent.receipt);
+    // Resubmitted anyway: the simulation says its nonce is used, the receipt is found, nothing is sent.
+    const again = await enqueue(chain, op);
+    expect(again.transactionHash).toBe(sent.transactionHash);
+    expect(again.receipt).toEqual(sent.receipt);
+    expect(await Promise.all(executors.map(nonceCount))).toEqual(nonces);
+
+    // New work after the restart starts from the chain's nonces.
+    const next = await enqueue(chain, await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true }));
+    expect(next.receipt.success).toBe(true);
+  });
+
+  test("an op that is nowhere is not found, and waiting for it times out", async () => {
+    const hash = keccak256(toHex(`nothing ${Math.random()}`));
+    expect(await findUserOperationReceipt(chain, hash)).toBeNull();
+    const started = Date.now();
+    const err = await waitForUserOperationReceipt(chain, hash, { timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UserOperationReceiptTimeoutError);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  test("events describe sent and mined bundles", async () => {
+    const seen: string[] = [];
+    const onSent = (e: { transactionHash: Hex }) => seen.push(`sent ${e.transactionHash}`);
+    const onMined = (e: { transactionHash: Hex }) => seen.push(`mined ${e.transactionHash}`);
+    relayerEvents().on("bundle:sent", onSent).on("bundle:mined", onMined);
+    try {
+      const result = await enqueue(chain, await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true }));
+      expect(seen).toEqual([`sent ${result.transactionHash}`, `mined ${result.transactionHash}`]);
+    } finally {
+      relayerEvents().off("bundle:sent", onSent).off("bundle:mined", onMined);
+    }
+  });
+});
