@@ -1,3 +1,5 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { beforeAll, describe, expect, test } from "vitest";
 import { encodeFunctionData, keccak256, parseEther, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -19,7 +21,7 @@ import {
   type RelayResult,
 } from "./relayer";
 import { freshAccount, signedOp, type TestAccount } from "./testing";
-import { encodeAccountCalls, UserOperationRejectedError, userOperationHash } from "./userop";
+import { encodeAccountCalls, UserOperationRejectedError, userOperationHash, type UserOp } from "./userop";
 
 const chain = chainOf(31338);
 const client = clientOf(31338);
@@ -251,6 +253,79 @@ describe("receipts and restarts", () => {
       expect(seen).toEqual([`sent ${result.transactionHash}`, `mined ${result.transactionHash}`]);
     } finally {
       relayerEvents().off("bundle:sent", onSent).off("bundle:mined", onMined);
+    }
+  });
+});
+
+describe("through a bundler RPC", () => {
+  /**
+   * A stand-in ERC-4337 bundler (eth_sendUserOperation, eth_getUserOperationReceipt) that relays through our own
+   * self-bundler on the same anvil: enough to exercise the bundler-RPC client path (a real alto is for later).
+   */
+  async function fakeBundler() {
+    const sent: string[] = [];
+    const server = http.createServer(async (req, res) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      const { id, method, params } = JSON.parse(body) as { id: number; method: string; params: unknown[] };
+      const reply = (payload: object) => res.end(JSON.stringify({ jsonrpc: "2.0", id, ...payload }));
+      try {
+        if (method === "eth_sendUserOperation") {
+          const rpc = params[0] as Record<string, Hex>;
+          const op = Object.fromEntries(
+            Object.entries(rpc).map(([k, v]) => [k, ["sender", "initCode", "callData", "paymasterAndData", "signature"].includes(k) ? v : BigInt(v)]),
+          ) as unknown as UserOp;
+          sent.push(method);
+          const bundle = await submitUserOperations(chain, [op]);
+          return reply({ result: bundle.included[0]!.userOpHash });
+        }
+        if (method === "eth_getUserOperationReceipt") {
+          const found = await findUserOperationReceipt(chain, params[0] as Hex);
+          if (!found) return reply({ result: null });
+          const receipt = await client.request({ method: "eth_getTransactionReceipt", params: [found.transactionHash] });
+          return reply({
+            result: {
+              userOpHash: found.userOpHash,
+              entryPoint: serviceDeployment().entryPoint,
+              sender: found.sender,
+              nonce: toHex(found.nonce),
+              paymaster: found.paymaster,
+              actualGasCost: toHex(found.actualGasCost),
+              actualGasUsed: toHex(found.actualGasUsed),
+              success: found.success,
+              logs: [],
+              receipt,
+            },
+          });
+        }
+        reply({ error: { code: -32601, message: `method ${method} not supported` } });
+      } catch (err) {
+        reply({ error: { code: -32500, message: (err as Error).message } });
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sent, close: () => server.close() };
+  }
+
+  test("with bundlerUrl, ops go out with eth_sendUserOperation and receipts come from eth_getUserOperationReceipt", async () => {
+    const bundler = await fakeBundler();
+    try {
+      const viaBundler = { ...chain, bundlerUrl: bundler.url };
+      const op = await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true });
+      const result = await enqueue(viaBundler, op);
+      expect(bundler.sent).toEqual(["eth_sendUserOperation"]);
+      expect(result).toMatchObject({ userOpHash: userOperationHash(chain, op), executor: null, bundleSize: 1 });
+      expect(result.receipt.success).toBe(true);
+      expect(await findUserOperationReceipt(viaBundler, result.userOpHash)).toEqual(result.receipt);
+      expect(await findUserOperationReceipt(viaBundler, keccak256("0x01"))).toBeNull();
+
+      // The bundler's validation errors keep their AA code.
+      const forged = await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true }, privateKeyToAccount(generatePrivateKey()));
+      const err = (await submitUserOperations(viaBundler, [forged]).catch((e: unknown) => e)) as UserOperationRejectedError;
+      expect(err).toBeInstanceOf(UserOperationRejectedError);
+      expect(err.code).toBe("AA24");
+    } finally {
+      bundler.close();
     }
   });
 });
