@@ -286,7 +286,7 @@ describe("building and relaying", () => {
     expect(paymasterRejected.code).toBe("AA34");
   });
 
-  test("a session key's op gets enough verification gas for the session-key path", async () => {
+  test("a session key's op gets enough verification gas for the session-key path (full whitelist, batch)", async () => {
     const account = freshAccount();
     const session = privateKeyToAccount(generatePrivateKey());
     const recipient = privateKeyToAccount(generatePrivateKey()).address;
@@ -294,20 +294,35 @@ describe("building and relaying", () => {
     const register = encodeFunctionData({
       abi: smartAccountAbi,
       functionName: "registerSessionKey",
-      args: [session.address, 0, Number(timestamp) + 86_400, 5, [recipient, d().accountFactory]],
+      // The longest whitelist, the targets last: the most checking.
+      args: [
+        session.address,
+        0,
+        Number(timestamp) + 86_400,
+        5,
+        [...Array.from({ length: 8 }, () => privateKeyToAccount(generatePrivateKey()).address), d().accountFactory, recipient],
+      ],
     });
     expect((await enqueue(chain, await signedOp(chain, account, { callData: register, sponsored: true }))).receipt.success).toBe(true);
 
     const op = await signedOp(
       chain,
       account,
-      { callData: encodeAccountCalls([newOwnerCall(), { to: recipient, value: 0n, data: "0x" }]), sponsored: true, signerKind: "sessionKey" },
+      {
+        callData: encodeAccountCalls([newOwnerCall(), ...Array.from({ length: 6 }, () => ({ to: recipient, value: 0n, data: "0x" as Hex }))]),
+        sponsored: true,
+        signerKind: "sessionKey",
+      },
       session,
     );
     const owner = await buildUserOperation(chain, { sender: account.address, initCode: "0x", callData: op.callData, sponsored: true });
     expect(op.verificationGasLimit).toBeGreaterThan(owner.verificationGasLimit);
-    const { receipt } = await enqueue(chain, op);
+    const { receipt, transactionHash } = await enqueue(chain, op);
     expect(receipt.success).toBe(true);
+    // Room to spare over what validation really used.
+    const validation = flatten(await trace(transactionHash)).find((c) => c.input.startsWith("0x3a871cdd"))!;
+    console.log(`session key op: verificationGasLimit ${op.verificationGasLimit}, validateUserOp used ${BigInt(validation.gasUsed)}`);
+    expect(op.verificationGasLimit).toBeGreaterThan((BigInt(validation.gasUsed) * 15n) / 10n);
     const [, , , used] = await client.readContract({ address: account.address, abi: smartAccountAbi, functionName: "getSessionKey", args: [session.address] });
     expect(used).toBe(1);
   });

@@ -335,10 +335,20 @@ const SIMULATION_VERIFICATION_GAS = 1_500_000n;
 const VERIFICATION_GAS_MARGIN = { percent: 30n, fixed: 10_000n };
 const CALL_GAS_MARGIN = { percent: 20n, fixed: 10_000n };
 /**
- * The dummy signature takes the account's most expensive path for an owner (recovery, owner, session key and guardian
- * lookups), but a session key's real path also reads its whitelist (up to 10 targets) and writes its use counter.
+ * The dummy signature takes the account's most expensive path for an owner or a guardian (recovery, owner, session key
+ * and guardian lookups), but a session key's real path also reads its whitelist (up to 10 cold slots), checks every
+ * call target against it and writes its use counter.
  */
-const SESSION_KEY_VERIFICATION_GAS = 50_000n;
+function sessionKeyVerificationGas(callData: Hex): bigint {
+  let targets = 1n;
+  try {
+    const call = decodeFunctionData({ abi: smartAccountAbi, data: callData });
+    if (call.functionName === "executeBatch") targets = BigInt(call.args[0].length);
+  } catch {
+    // not an account call: validation will refuse it anyway
+  }
+  return 50_000n + 2_500n * targets;
+}
 /** Paymaster sponsorship of a stub: valid for an hour from the chain's clock (only the length and rough byte mix matter). */
 const STUB_SPONSORSHIP_SECONDS = 3_600;
 
@@ -477,7 +487,7 @@ export interface BuildUserOperationParams {
   nonceKey?: bigint;
   /** Our paymaster pays; otherwise the account pays from its EntryPoint deposit and balance. */
   sponsored: boolean;
-  /** Who will sign: a session key's validation costs more gas than the owner's. Default "owner". */
+  /** Who will sign: a session key's validation costs more gas than the owner's (or a guardian's). Default "owner". */
   signerKind?: "owner" | "sessionKey";
   /** With `sponsored`, sign the sponsorship at once for this window; otherwise paymasterAndData is left a stub to sign with signPaymasterAndData. */
   sponsorship?: SponsorshipWindow;
@@ -511,7 +521,7 @@ export async function buildUserOperation(chain: ChainConfig, params: BuildUserOp
  *   A revert there is a CallRevertedError with its decoded reason.
  * - verificationGasLimit: EntryPoint.simulateHandleOp with a dummy signature and stub paymasterAndData of final
  *   length (an unsponsored sender's balance overridden so the prefund never fails): preOpGas − preVerificationGas,
- *   +30% +10k (+50k for session keys). A FailedOp there is a UserOperationRejectedError ("AAxx …").
+ *   +30% +10k (session keys: +50k +2.5k per call target). A FailedOp there is a UserOperationRejectedError ("AAxx …").
  * - preVerificationGas: the v0.6 bundler calldata formula (preVerificationGas()).
  * Unsponsored, the account must hold the prefund its deposit does not cover plus the value it sends, or this throws
  * InsufficientFundsError before anything is sent; sponsored, it must hold the value.
@@ -584,7 +594,7 @@ export async function estimateUserOperation(
   const result = await simulateHandleOp(chain, draft, simulationOverride);
   const validationGas = result.preOpGas - draft.preVerificationGas;
   let verificationGasLimit = withMargin(validationGas, VERIFICATION_GAS_MARGIN);
-  if (params.signerKind === "sessionKey") verificationGasLimit += SESSION_KEY_VERIFICATION_GAS;
+  if (params.signerKind === "sessionKey") verificationGasLimit += sessionKeyVerificationGas(callData);
 
   let op: UserOp = { ...draft, verificationGasLimit, signature: "0x" };
   op.preVerificationGas = preVerificationGas({ ...op, signature: DUMMY_SIGNATURE });
