@@ -486,8 +486,12 @@ async function waitMined(
           }
           throw new NonceTakenError(`Nonce ${first.nonce} of executor ${executor.account.address} was used by another transaction`);
         }
-        // Underpriced: the next round bumps again from these fees.
-        if (!underpriced(err)) throw err;
+        // Underpriced: the next round bumps again from these fees. Anything else (say the executor cannot afford the
+        // higher fee): what was sent stands, keep waiting for it.
+        if (!underpriced(err)) {
+          if (chain.dev && insufficientFunds(err)) await topUp(chain, executor.account.address);
+          else console.warn(JSON.stringify({ level: "warn", chainId: chain.chainId, message: `fee bump of ${first.hash} failed: ${messageOf(err).split("\n")[0]}` }));
+        }
       }
       nextBump = Date.now() + bumpAfterMs(chain);
     } else if (!rebroadcast && Date.now() - started > bumpAfterMs(chain) / 2) {
