@@ -1,8 +1,10 @@
 import { accountOperations } from "@/lib/accounts/operations";
 import { contractOperations } from "@/lib/contracts/operations";
 import type { Operation } from "@/lib/http/operation";
+import { intentOperations } from "@/lib/intents/operations";
 import { playerOperations } from "@/lib/players/operations";
 import { policyOperations, policyRuleOperations } from "@/lib/policies/operations";
+import { webhookOperations } from "@/lib/webhooks/operations";
 
 /** Every public operation, for the OpenAPI document. */
-export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations];
+export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...intentOperations, ...webhookOperations];

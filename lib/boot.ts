@@ -4,6 +4,7 @@ import { dataDir } from "@/lib/config";
 import { prepareChains } from "@/lib/chain/prepare";
 import { stopLocalChains } from "@/lib/chain/local";
 import { closeDb, getDbHandle } from "@/lib/db/client";
+import { ensureRunner } from "@/inngest/send";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
 
 const state = globalThis as unknown as { __booted?: Promise<void> };
@@ -21,6 +22,8 @@ async function start() {
   const base = `http://${host}:${port}`;
   if (embedded) enableLocalAdmin(host, port);
   const [result, chainLines] = await Promise.all([ensureDefaultProject(db), prepareChains()]);
+  // Resumes any run a previous process left unfinished (the relay of intents, among others).
+  const runner = await ensureRunner();
   const shown = (file: string) => path.relative(process.cwd(), path.join(dataDir(), file)) || ".";
   const lines = [``, `  Smart-account wallet service — API at ${base}/v1 (OpenAPI: ${base}/v1/openapi.json)`];
   lines.push(`  Database: ${embedded ? `embedded PGlite in ${shown("pglite")}` : "PostgreSQL (DATABASE_URL)"}`);
@@ -44,7 +47,9 @@ async function start() {
 
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {
-      Promise.allSettled([closeDb(), stopLocalChains()]).finally(() => process.exit(0));
+      Promise.allSettled([runner?.stop(), stopLocalChains()])
+        .then(() => closeDb())
+        .finally(() => process.exit(0));
     });
   }
 }

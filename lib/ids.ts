@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   apiKey: "key",
   request: "req",
   ownerKey: "own",
+  webhookDelivery: "whd",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -21,6 +21,10 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/policies/[id]/disable", () => import("@/app/v1/policies/[id]/disable/route")],
   ["/v1/policy_rules", () => import("@/app/v1/policy_rules/route")],
   ["/v1/policy_rules/[id]", () => import("@/app/v1/policy_rules/[id]/route")],
+  ["/v1/transaction_intents", () => import("@/app/v1/transaction_intents/route")],
+  ["/v1/transaction_intents/[id]", () => import("@/app/v1/transaction_intents/[id]/route")],
+  ["/v1/transaction_intents/[id]/signature", () => import("@/app/v1/transaction_intents/[id]/signature/route")],
+  ["/v1/settings/webhook", () => import("@/app/v1/settings/webhook/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 

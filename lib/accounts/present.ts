@@ -1,4 +1,5 @@
 import type { Queryable } from "@/lib/db/client";
+import { embeddedIntents } from "@/lib/intents/service";
 import { presentPlayers } from "@/lib/players/present";
 import { playersByIds } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -6,12 +7,15 @@ import type { AccountExpand, AccountResponse } from "./schema";
 import { serializeAccount } from "./serializer";
 import type { AccountRow } from "./service";
 
-/** Accounts as the API shows them, with `player` expanded when asked. */
+/** Accounts as the API shows them, with `player` and latest intents expanded when asked. */
 export async function presentAccounts(db: Queryable, ctx: ProjectContext, rows: AccountRow[], expand: AccountExpand): Promise<AccountResponse[]> {
-  if (!expand?.includes("player")) return rows.map((row) => serializeAccount(row));
-  const players = await playersByIds(db, ctx, [...new Set(rows.map((r) => r.playerId))]);
-  const shown = new Map((await presentPlayers(db, ctx, players, undefined)).map((p) => [p.id, p]));
-  return rows.map((row) => serializeAccount(row, shown.get(row.playerId) ?? { id: row.playerId }));
+  const intentsBy = await embeddedIntents(db, "accountId", rows.map((r) => r.id), expand?.includes("transactionIntents") ?? false);
+  const shown = new Map<string, AccountResponse["player"]>();
+  if (expand?.includes("player")) {
+    const players = await playersByIds(db, ctx, [...new Set(rows.map((r) => r.playerId))]);
+    for (const p of await presentPlayers(db, ctx, players, undefined)) shown.set(p.id, p);
+  }
+  return rows.map((row) => serializeAccount(row, shown.get(row.playerId) ?? { id: row.playerId }, intentsBy.get(row.id) ?? []));
 }
 
 export const presentAccount = async (db: Queryable, ctx: ProjectContext, row: AccountRow, expand: AccountExpand) =>

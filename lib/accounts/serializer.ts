@@ -3,7 +3,11 @@ import { ACCOUNT_TYPE_RESPONSE, type AccountResponse } from "./schema";
 import type { AccountRow } from "./service";
 
 /** `player` is `{id}` unless the caller passes the expanded player. */
-export function serializeAccount(row: AccountRow, player: AccountResponse["player"] = { id: row.playerId }): AccountResponse {
+export function serializeAccount(
+  row: AccountRow,
+  player: AccountResponse["player"] = { id: row.playerId },
+  transactionIntents: AccountResponse["transactionIntents"] = [],
+): AccountResponse {
   return {
     id: row.id,
     object: "account",
@@ -17,6 +21,6 @@ export function serializeAccount(row: AccountRow, player: AccountResponse["playe
     chainId: row.chainId,
     accountType: ACCOUNT_TYPE_RESPONSE,
     player,
-    transactionIntents: [],
+    transactionIntents,
   };
 }

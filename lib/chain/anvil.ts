@@ -9,6 +9,8 @@ export interface AnvilOptions {
   host?: string;
   /** Load the chain from this file at start and dump it there periodically and on exit. */
   stateFile?: string;
+  /** Seconds between blocks mined even without transactions (transactions still mine at once), so confirmations advance. */
+  blockTime?: number;
 }
 
 export interface AnvilNode {
@@ -51,6 +53,7 @@ function killAllOnExit() {
 export function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   const host = options.host ?? "127.0.0.1";
   const args = ["--chain-id", String(options.chainId), "--port", String(options.port), "--host", host];
+  if ((options.blockTime ?? 1) > 0) args.push("--block-time", String(options.blockTime ?? 1), "--mixed-mining");
   if (options.stateFile) args.push("--state", options.stateFile, "--state-interval", "5");
   // The binary lives in node_modules, outside what the build should trace.
   const child = spawn(/*turbopackIgnore: true*/ anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });

@@ -231,3 +231,79 @@ export const functionRuns = pgTable(
     index("function_runs_due").on(t.status, t.runAt),
   ],
 );
+
+export const transactionIntents = pgTable(
+  "transaction_intents",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    chainId: integer().notNull(),
+    playerId: text()
+      .notNull()
+      .references(() => players.id, { onDelete: "cascade" }),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    policyId: text().references(() => policies.id),
+    /** awaiting_signature → pending → broadcast → successful | failed; cancelled when never sent. */
+    status: text({ enum: ["awaiting_signature", "pending", "broadcast", "successful", "failed", "cancelled"] }).notNull(),
+    sponsored: boolean().notNull(),
+    interactions: jsonb().$type<Record<string, unknown>[]>().notNull(),
+    userOperation: jsonb().$type<Record<string, string>>().notNull(),
+    userOperationHash: text().notNull().unique(),
+    /** The most this operation may cost (all gas limits × maxFeePerGas), in wei: what rate limits reserve until it lands. */
+    maxCost: text().notNull(),
+    optimistic: boolean().notNull().default(false),
+    confirmationBlocks: integer().notNull().default(5),
+    transactionHash: text(),
+    blockNumber: integer(),
+    gasUsed: text(),
+    /** Actual cost in wei once landed (EntryPoint actualGasCost). */
+    gasCost: text(),
+    response: jsonb().$type<Record<string, unknown>>(),
+    /** When the landed transaction had `confirmationBlocks` blocks on top (the confirmation webhook). */
+    confirmedAt: timestamp({ withTimezone: true }),
+    error: text(),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [
+    index().on(t.projectId, t.livemode, t.createdAt),
+    // Rate limits count a player's intents under a policy in a time window.
+    index().on(t.policyId, t.playerId, t.createdAt),
+    index().on(t.accountId, t.createdAt),
+    index().on(t.playerId, t.createdAt),
+    index().on(t.status, t.updatedAt),
+  ],
+);
+
+/** The project webhook of each project and mode: transaction-intent state changes are POSTed there. */
+export const webhookSettings = pgTable(
+  "webhook_settings",
+  {
+    ...tenant(),
+    url: text().notNull(),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.livemode] })],
+);
+
+/** Each delivery attempt of an event to a webhook, for the dashboard and for debugging. */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    topic: text().notNull(),
+    url: text().notNull(),
+    objectId: text(),
+    attempt: integer().notNull(),
+    status: text({ enum: ["success", "failed"] }).notNull(),
+    responseStatus: integer(),
+    error: text(),
+    durationMs: integer().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+);

@@ -2,8 +2,11 @@ import { unixSeconds } from "@/lib/http/resource";
 import type { PlayerResponse } from "./schema";
 import type { PlayerRow } from "./service";
 
-/** Transaction intents arrive with their own domain; until then the list is empty. */
-export function serializePlayer(row: PlayerRow, accounts: PlayerResponse["accounts"] = []): PlayerResponse {
+export function serializePlayer(
+  row: PlayerRow,
+  accounts: PlayerResponse["accounts"] = [],
+  transactionIntents: PlayerResponse["transactionIntents"] = [],
+): PlayerResponse {
   return {
     id: row.id,
     object: "player",
@@ -14,6 +17,6 @@ export function serializePlayer(row: PlayerRow, accounts: PlayerResponse["accoun
     livemode: row.livemode,
     metadata: row.metadata ?? null,
     accounts,
-    transactionIntents: [],
+    transactionIntents,
   };
 }

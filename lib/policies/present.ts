@@ -1,6 +1,7 @@
 import { inArray } from "drizzle-orm";
 import { serializeContract } from "@/lib/contracts/serializer";
 import type { Queryable } from "@/lib/db/client";
+import { embeddedIntents } from "@/lib/intents/service";
 import { contracts } from "@/lib/db/schema";
 import type { ProjectContext } from "@/lib/projects/service";
 import { rulesOfPolicies, type PolicyRuleRow } from "./rules";
@@ -20,12 +21,16 @@ export async function presentPolicyRules(db: Queryable, rows: PolicyRuleRow[], e
 
 /** Policies with their rules as `{id}`, or in full when `policyRules` is expanded. */
 export async function presentPolicies(db: Queryable, ctx: ProjectContext, rows: PolicyRow[], expand: Expand) {
-  const rules = await rulesOfPolicies(db, ctx, rows.map((r) => r.id));
+  const ids = rows.map((r) => r.id);
+  const [rules, intentsBy] = await Promise.all([
+    rulesOfPolicies(db, ctx, ids),
+    embeddedIntents(db, "policyId", ids, expand?.includes("transactionIntents") ?? false),
+  ]);
   const full = expand?.includes("policyRules") ?? false;
   return Promise.all(
     rows.map(async (row) => {
       const own = rules.get(row.id) ?? [];
-      return serializePolicy(row, full ? await presentPolicyRules(db, own, undefined) : own.map((r) => ({ id: r.id })));
+      return serializePolicy(row, full ? await presentPolicyRules(db, own, undefined) : own.map((r) => ({ id: r.id })), intentsBy.get(row.id) ?? []);
     }),
   );
 }

@@ -25,7 +25,11 @@ export function serializePolicyRule(row: PolicyRuleRow, contract: PolicyRuleResp
   }
 }
 
-export function serializePolicy(row: PolicyRow, policyRules: PolicyResponse["policyRules"] = []): PolicyResponse {
+export function serializePolicy(
+  row: PolicyRow,
+  policyRules: PolicyResponse["policyRules"] = [],
+  transactionIntents: PolicyResponse["transactionIntents"] = [],
+): PolicyResponse {
   return {
     id: row.id,
     object: "policy",
@@ -39,7 +43,7 @@ export function serializePolicy(row: PolicyRow, policyRules: PolicyResponse["pol
     },
     deleted: row.deleted,
     enabled: row.enabled,
-    transactionIntents: [],
+    transactionIntents,
     policyRules,
   };
 }

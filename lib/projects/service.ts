@@ -1,9 +1,9 @@
 import crypto from "node:crypto";
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { and, asc, desc, eq, isNull } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { apiKeys, projects } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
-import { encrypt, sha256 } from "@/lib/keys/encryption";
+import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
 
 /** Every domain function takes this first, so no query can forget the tenant. */
 export interface ProjectContext {
@@ -103,4 +103,15 @@ export async function findKey(db: Queryable, rawKey: string): Promise<Authentica
     .where(and(eq(apiKeys.hash, sha256(rawKey)), isNull(apiKeys.revokedAt)))
     .limit(1);
   return row ?? null;
+}
+
+/** The mode's current secret key in clear, for signing webhooks with it (never returned by the API). */
+export async function currentSecretKey(db: Queryable, ctx: { projectId: string; livemode: boolean }): Promise<string | null> {
+  const [row] = await db
+    .select({ encryptedSecret: apiKeys.encryptedSecret })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.projectId, ctx.projectId), eq(apiKeys.livemode, ctx.livemode), eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt)))
+    .orderBy(desc(apiKeys.createdAt))
+    .limit(1);
+  return row?.encryptedSecret ? decrypt(row.encryptedSecret, ctx.projectId) : null;
 }

@@ -1,0 +1,5 @@
+import { relayIntent } from "./relay";
+import { deliverWebhook } from "./webhooks";
+
+/** Every background function: served to Inngest at /api/inngest, or run by the embedded runner. */
+export const functions = [relayIntent, deliverWebhook];

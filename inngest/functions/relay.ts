@@ -1,0 +1,33 @@
+import { getDb } from "@/lib/db/client";
+import { checkConfirmations, intentStatus, landIntent } from "@/lib/intents/relay";
+import { inngest } from "../client";
+import { notifyIntent } from "./webhooks";
+
+export const RELAY_EVENT = "transaction_intent/relay";
+
+/**
+ * Lands a pending intent's user operation, then waits for its confirmation blocks. Each step's
+ * outcome is stored before the next, and landing first looks for the op on chain, so a crash or
+ * retry never sends an operation twice.
+ */
+export const relayIntent = inngest.createFunction(
+  { id: "relay-transaction-intent", retries: 10, triggers: [{ event: RELAY_EVENT }] },
+  async ({ event, step }) => {
+    const intentId = event.data.intentId as string;
+    const outcome = await step.run("land", async () => landIntent(await getDb(), intentId));
+    if (outcome === "not-pending") return { intentId, outcome };
+    if (outcome === "rejected") {
+      await step.run("notify-failed", () => notifyIntent(intentId, "transaction_intent.failed"));
+      return { intentId, outcome };
+    }
+    await step.run("notify-broadcast", () => notifyIntent(intentId, "transaction_intent.broadcast"));
+    for (let check = 0; ; check++) {
+      const confirmed = await step.run(`confirmations-${check}`, async () => checkConfirmations(await getDb(), intentId));
+      if (confirmed) break;
+      await step.sleep(`wait-for-blocks-${check}`, "1s");
+    }
+    // The confirmation webhook: after confirmationBlocks blocks, successful or failed by the op's status.
+    await step.run("notify-confirmed", async () => notifyIntent(intentId, (await intentStatus(intentId)) === "successful" ? "transaction_intent.successful" : "transaction_intent.failed"));
+    return { intentId, outcome, confirmed: true };
+  },
+);

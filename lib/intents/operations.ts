@@ -1,0 +1,84 @@
+import { eq } from "drizzle-orm";
+import { RELAY_EVENT } from "@/inngest/functions/relay";
+import { sendEvents } from "@/inngest/send";
+import type { Db } from "@/lib/db/client";
+import { transactionIntents } from "@/lib/db/schema";
+import { listEnvelope } from "@/lib/http/list";
+import { defineOperation } from "@/lib/http/operation";
+import { listResponse } from "@/lib/http/resource";
+import type { ProjectContext } from "@/lib/projects/service";
+import { presentIntent, presentIntents } from "./present";
+import { createIntentInput, getIntentInput, intentResponse, listIntentsInput, signatureInput } from "./schema";
+import * as intents from "./service";
+
+const tag = "Transaction intents";
+
+/** How long an optimistic request waits for its op to land before answering anyway. */
+const OPTIMISTIC_WAIT_MS = 15_000;
+
+async function relay(db: Db, ctx: ProjectContext, intent: intents.IntentRow, optimistic: boolean) {
+  await sendEvents([{ name: RELAY_EVENT, data: { intentId: intent.id }, id: `relay:${intent.id}` }]);
+  if (!optimistic) return intent;
+  const deadline = Date.now() + OPTIMISTIC_WAIT_MS;
+  for (;;) {
+    const [row] = await db.select().from(transactionIntents).where(eq(transactionIntents.id, intent.id));
+    if (!row || row.status !== "pending" || Date.now() > deadline) return row ?? intent;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export const createIntent = defineOperation({
+  operationId: "createTransactionIntent",
+  method: "POST",
+  path: "/v1/transaction_intents",
+  summary: "Create a transaction intent: a (batched) call from a player's account, sponsored under a policy or paid by the account",
+  tag,
+  input: createIntentInput,
+  response: intentResponse,
+  run: async ({ db, project, input }) => {
+    let { intent } = await intents.createIntent(db, project, input);
+    if (intent.status === "pending") intent = await relay(db, project, intent, input.optimistic ?? false);
+    return presentIntent(db, project, intent, input.expand);
+  },
+});
+
+export const listIntents = defineOperation({
+  operationId: "getTransactionIntents",
+  method: "GET",
+  path: "/v1/transaction_intents",
+  summary: "List transaction intents, newest first",
+  tag,
+  input: listIntentsInput,
+  response: listResponse(intentResponse),
+  run: async ({ db, project, input, path }) => {
+    const { rows, total } = await intents.listIntents(db, project, input);
+    return listEnvelope(path, input, await presentIntents(db, project, rows, input.expand), total);
+  },
+});
+
+export const getIntent = defineOperation({
+  operationId: "getTransactionIntent",
+  method: "GET",
+  path: "/v1/transaction_intents/{id}",
+  summary: "Retrieve a transaction intent",
+  tag,
+  input: getIntentInput,
+  response: intentResponse,
+  run: async ({ db, project, params, input }) => presentIntent(db, project, await intents.getIntent(db, project, params.id!), input.expand),
+});
+
+export const signIntent = defineOperation({
+  operationId: "signature",
+  method: "POST",
+  path: "/v1/transaction_intents/{id}/signature",
+  summary: "Submit the owner's signature of a non-custodial intent's userOperationHash; it is checked, then relayed",
+  tag,
+  input: signatureInput,
+  response: intentResponse,
+  run: async ({ db, project, params, input }) => {
+    const intent = await intents.submitSignature(db, project, params.id!, input.signature as `0x${string}`);
+    return presentIntent(db, project, await relay(db, project, intent, input.optimistic ?? false), undefined);
+  },
+});
+
+export const intentOperations = [createIntent, listIntents, getIntent, signIntent];

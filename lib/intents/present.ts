@@ -1,0 +1,44 @@
+import { inArray } from "drizzle-orm";
+import { presentAccounts } from "@/lib/accounts/present";
+import type { Queryable } from "@/lib/db/client";
+import { accounts, policies } from "@/lib/db/schema";
+import { presentPlayers } from "@/lib/players/present";
+import { playersByIds } from "@/lib/players/service";
+import { presentPolicies } from "@/lib/policies/present";
+import type { ProjectContext } from "@/lib/projects/service";
+import type { IntentResponse } from "./schema";
+import { serializeIntent } from "./serializer";
+import type { IntentRow } from "./service";
+
+type Expand = readonly string[] | undefined;
+type Ref = { id: string; [key: string]: unknown };
+
+/** Intents as the API shows them, with player, account and policy expanded when asked. */
+export async function presentIntents(db: Queryable, ctx: ProjectContext, rows: IntentRow[], expand: Expand): Promise<IntentResponse[]> {
+  const unique = (ids: (string | null)[]) => [...new Set(ids.filter((id): id is string => id !== null))];
+  const players = new Map<string, Ref>();
+  const accountsById = new Map<string, Ref>();
+  const policiesById = new Map<string, Ref>();
+  if (expand?.includes("player")) {
+    for (const p of await presentPlayers(db, ctx, await playersByIds(db, ctx, unique(rows.map((r) => r.playerId))), undefined)) players.set(p.id, p);
+  }
+  if (expand?.includes("account")) {
+    const ids = unique(rows.map((r) => r.accountId));
+    const found = ids.length ? await db.select().from(accounts).where(inArray(accounts.id, ids)) : [];
+    for (const a of await presentAccounts(db, ctx, found, undefined)) accountsById.set(a.id, a);
+  }
+  if (expand?.includes("policy")) {
+    const ids = unique(rows.map((r) => r.policyId));
+    const found = ids.length ? await db.select().from(policies).where(inArray(policies.id, ids)) : [];
+    for (const p of await presentPolicies(db, ctx, found, undefined)) policiesById.set(p.id, p);
+  }
+  return rows.map((row) =>
+    serializeIntent(row, {
+      player: players.get(row.playerId),
+      account: accountsById.get(row.accountId),
+      policy: row.policyId ? policiesById.get(row.policyId) : undefined,
+    }),
+  );
+}
+
+export const presentIntent = async (db: Queryable, ctx: ProjectContext, row: IntentRow, expand: Expand) => (await presentIntents(db, ctx, [row], expand))[0]!;

@@ -1,0 +1,93 @@
+import { z } from "zod";
+import { chainIdField } from "@/lib/chain/registry";
+import { addressField, booleanField, expandField, integerField, listField, listInput } from "@/lib/http/fields";
+import { idRef } from "@/lib/http/resource";
+
+export const intentExpandable = ["player", "policy", "account"] as const;
+const expand = expandField(intentExpandable);
+
+const amount = z.preprocess(
+  (v) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? String(v) : v),
+  z.string().regex(/^(\d{1,78}|0x[0-9a-fA-F]{1,64})$/, "Expected a non-negative amount in wei (decimal or 0x hex)"),
+);
+
+/** A call: a registered contract's function with arguments, or raw `to` (+ `data`); either may send `value`. */
+const interaction = z.strictObject({
+  contract: z.string().startsWith("con_", "Expected a contract id (con_...)").optional(),
+  functionName: z.string().min(1).max(200).optional(),
+  functionArgs: z.array(z.unknown()).max(50).optional(),
+  to: addressField().optional(),
+  data: z.string().regex(/^0x([0-9a-fA-F]{2})*$/, "Expected 0x-prefixed hex bytes").max(200_000).optional(),
+  value: amount.optional(),
+});
+
+export const createIntentInput = z.strictObject({
+  chainId: chainIdField(),
+  interactions: z.array(interaction).min(1, "At least one interaction").max(50),
+  player: z.string().startsWith("pla_", "Expected a player id (pla_...)").optional(),
+  account: z.string().regex(/^(acc|dac)_/, "Expected an account id (acc_... or dac_...)").optional(),
+  policy: z.string().startsWith("pol_", "Expected a policy id (pol_...)").optional(),
+  externalOwnerAddress: addressField().optional(),
+  optimistic: booleanField().optional(),
+  confirmationBlocks: integerField({ min: 0, max: 100 }).optional(),
+  expand,
+});
+
+export const listIntentsInput = z.strictObject({
+  ...listInput,
+  expand,
+  chainId: integerField().optional(),
+  account: listField(z.string()).optional(),
+  player: listField(z.string()).optional(),
+  policy: listField(z.string()).optional(),
+  status: integerField({ min: 0, max: 1 }).optional(),
+});
+
+export const getIntentInput = z.strictObject({ expand });
+
+export const signatureInput = z.strictObject({
+  signature: z.string({ error: "signature is required" }).regex(/^0x[0-9a-fA-F]+$/, "Expected a 0x-prefixed hex signature"),
+  optimistic: booleanField().optional(),
+});
+
+const hexRecord = z.record(z.string(), z.string());
+
+export const intentResponse = z.object({
+  id: z.string(),
+  object: z.literal("transactionIntent"),
+  createdAt: z.number().int(),
+  updatedAt: z.number().int(),
+  chainId: z.number().int(),
+  abstractionType: z.literal("accountAbstractionV6"),
+  userOperationHash: z.string(),
+  userOperation: hexRecord,
+  details: z.object({ userOperationHash: z.string(), userOperation: hexRecord }),
+  interactions: z.array(z.record(z.string(), z.unknown())),
+  player: idRef.loose(),
+  account: idRef.loose(),
+  policy: idRef.loose().optional(),
+  response: z
+    .object({
+      createdAt: z.number().int(),
+      blockNumber: z.number().int(),
+      transactionHash: z.string(),
+      to: z.string(),
+      gasUsed: z.string(),
+      gasFee: z.string(),
+      status: z.union([z.literal(0), z.literal(1)]),
+      logs: z.array(z.record(z.string(), z.unknown())),
+      error: z.string().optional(),
+    })
+    .optional(),
+  nextAction: z
+    .object({
+      type: z.literal("sign_with_wallet"),
+      payload: z.object({ userOperationHash: z.string(), userOperation: hexRecord, userOpHash: z.string(), userOp: hexRecord }),
+    })
+    .optional(),
+});
+
+export type IntentResponse = z.infer<typeof intentResponse>;
+export type CreateIntentInput = z.output<typeof createIntentInput>;
+export type ListIntentsInput = z.output<typeof listIntentsInput>;
+export type InteractionInput = z.output<typeof interaction>;

@@ -1,0 +1,307 @@
+import crypto from "node:crypto";
+import { and, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
+import { encodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, toHex, type Abi, type Address, type Hex } from "viem";
+import { smartAccountAbi } from "@/contracts/artifacts";
+import { createAccount, getAccount, type AccountRow } from "@/lib/accounts/service";
+import { accountFactoryCall } from "@/lib/chain/accounts";
+import { requireDeployment } from "@/lib/chain/contracts";
+import { publicClient } from "@/lib/chain/clients";
+import { chainFor, findChain, type ChainConfig } from "@/lib/chain/registry";
+import { encodeAccountCalls, estimateUserOperation, signPaymasterAndData, signUserOperation, userOperationHash, type AccountCall, type UserOp } from "@/lib/chain/userop";
+import { coerceArguments, resolveIdArguments, selectFunction } from "@/lib/contracts/arguments";
+import { getContract } from "@/lib/contracts/service";
+import type { Queryable } from "@/lib/db/client";
+import { accounts, transactionIntents } from "@/lib/db/schema";
+import { ApiError, badRequest, notFound, referenced } from "@/lib/http/errors";
+import { listPage } from "@/lib/http/list";
+import { newId } from "@/lib/ids";
+import { findOwnerKey, ownerSigner } from "@/lib/keys/custodial";
+import { serviceAccount } from "@/lib/keys/service-keys";
+import { createPlayer, getPlayer } from "@/lib/players/service";
+import { evaluateSponsorship, type RuledCall } from "@/lib/policies/evaluate";
+import { rulesOfPolicies } from "@/lib/policies/rules";
+import { getPolicy } from "@/lib/policies/service";
+import type { ProjectContext } from "@/lib/projects/service";
+import type { CreateIntentInput, InteractionInput, ListIntentsInput } from "./schema";
+import { serializeIntent } from "./serializer";
+
+export type IntentRow = typeof transactionIntents.$inferSelect;
+
+/** How long the paymaster's signature stays valid: the window to sign (non-custodial) and land. */
+const SPONSORSHIP_SECONDS = 3600;
+
+const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+  and(eq(transactionIntents.projectId, ctx.projectId), eq(transactionIntents.livemode, ctx.livemode), ...conditions);
+
+/** The intent's account: the one named, or the player's on the chain (created when missing). */
+async function resolveAccount(db: Queryable, ctx: ProjectContext, input: CreateIntentInput): Promise<AccountRow> {
+  if (input.account?.startsWith("dac_")) {
+    throw badRequest("Developer accounts (dac_) cannot send transaction intents yet; use a player's account (acc_).", {
+      account: { value: input.account, message: "developer accounts are not supported yet" },
+    });
+  }
+  if (input.account) {
+    const account = await referenced(getAccount(db, ctx, input.account), "account", input.account);
+    if (account.chainId !== input.chainId) {
+      throw badRequest(`Account ${account.id} is on chain ${account.chainId}, not ${input.chainId}.`, { account: { value: account.id, message: `on chain ${account.chainId}` } });
+    }
+    if (input.player && input.player !== account.playerId) {
+      throw badRequest(`Account ${account.id} belongs to player ${account.playerId}, not ${input.player}.`, { player: { value: input.player, message: "not the account's player" } });
+    }
+    return account;
+  }
+  const player = input.player ? await referenced(getPlayer(db, ctx, input.player), "player", input.player) : await createPlayer(db, ctx, {});
+  const [existing] = await db.select().from(accounts).where(and(eq(accounts.playerId, player.id), eq(accounts.chainId, input.chainId)));
+  if (existing) {
+    if (input.externalOwnerAddress && !isAddressEqual(existing.ownerAddress as Address, input.externalOwnerAddress)) {
+      throw badRequest(`Player ${player.id} already has account ${existing.id} on chain ${input.chainId}, owned by ${existing.ownerAddress}.`, {
+        externalOwnerAddress: { value: input.externalOwnerAddress, message: "differs from the existing account's owner" },
+      });
+    }
+    return existing;
+  }
+  try {
+    return await createAccount(db, ctx, { chainId: input.chainId, player: player.id, externalOwnerAddress: input.externalOwnerAddress });
+  } catch (err) {
+    // A concurrent intent created it first.
+    if (!(err instanceof ApiError && err.status === 409)) throw err;
+    const [raced] = await db.select().from(accounts).where(and(eq(accounts.playerId, player.id), eq(accounts.chainId, input.chainId)));
+    return raced!;
+  }
+}
+
+interface ResolvedCall extends AccountCall {
+  ruled: RuledCall;
+}
+
+async function resolveInteraction(db: Queryable, ctx: ProjectContext, account: AccountRow, item: InteractionInput, i: number): Promise<ResolvedCall> {
+  const at = (field: string) => `interactions[${i}][${field}]`;
+  const value = BigInt(item.value ?? "0");
+  if (item.contract !== undefined) {
+    if (item.to !== undefined || item.data !== undefined) {
+      throw badRequest("An interaction names either a contract (with functionName) or a raw to/data, not both.", { [at("to")]: { message: "not with contract" } });
+    }
+    const contract = await referenced(getContract(db, ctx, item.contract), at("contract"), item.contract);
+    if (contract.deleted || contract.chainId !== account.chainId) {
+      throw badRequest(`Contract ${contract.id} must be a registered, not deleted contract on chain ${account.chainId}.`, {
+        [at("contract")]: { value: contract.id, message: contract.deleted ? "deleted" : `on chain ${contract.chainId}` },
+      });
+    }
+    if (item.functionName === undefined) throw badRequest(`${at("functionName")} is required with a contract.`, { [at("functionName")]: { message: "required" } });
+    const rawArgs = item.functionArgs ?? [];
+    const fn = selectFunction(contract.abi, item.functionName, rawArgs.length, at("functionName"));
+    // String arguments may be pla_/acc_/con_ ids; JSON values (numbers, arrays, objects) are taken as they are.
+    const resolved = await resolveIdArguments(db, ctx, account.chainId, rawArgs.map((a) => (typeof a === "string" ? a : "")), at("functionArgs"));
+    const args = coerceArguments(fn, rawArgs.map((a, k) => (typeof a === "string" ? resolved[k] : a)), at("functionArgs"));
+    const data = encodeFunctionData({ abi: [fn] as Abi, functionName: fn.name, args });
+    const to = getAddress(contract.address);
+    return { to, value, data, ruled: { contractId: contract.id, to, functionName: fn.name, self: isAddressEqual(to, account.address as Address) } };
+  }
+  if (item.to === undefined) {
+    throw badRequest("An interaction needs a contract (con_...) with functionName, or a raw to address.", { [at("contract")]: { message: "required unless to is given" } });
+  }
+  if (item.functionName !== undefined || item.functionArgs !== undefined) {
+    throw badRequest("functionName and functionArgs need a registered contract; with a raw to, send data.", { [at("functionName")]: { message: "needs contract" } });
+  }
+  const to = item.to as Address;
+  return { to, value, data: (item.data ?? "0x") as Hex, ruled: { contractId: null, to, functionName: null, self: isAddressEqual(to, account.address as Address) } };
+}
+
+/** A random 2D nonce key: concurrent intents of one account never wait for or collide with each other. */
+const freshNonceKey = () => BigInt(toHex(crypto.randomBytes(24)));
+
+export const serializeUserOp = (op: UserOp): Record<string, string> => ({
+  sender: op.sender,
+  nonce: toHex(op.nonce),
+  initCode: op.initCode ?? "0x",
+  callData: op.callData,
+  callGasLimit: toHex(op.callGasLimit),
+  verificationGasLimit: toHex(op.verificationGasLimit),
+  preVerificationGas: toHex(op.preVerificationGas),
+  maxFeePerGas: toHex(op.maxFeePerGas),
+  maxPriorityFeePerGas: toHex(op.maxPriorityFeePerGas),
+  paymasterAndData: op.paymasterAndData ?? "0x",
+  signature: op.signature,
+});
+
+export const deserializeUserOp = (op: Record<string, string>): UserOp => ({
+  sender: op.sender as Address,
+  nonce: BigInt(op.nonce!),
+  initCode: op.initCode as Hex,
+  callData: op.callData as Hex,
+  callGasLimit: BigInt(op.callGasLimit!),
+  verificationGasLimit: BigInt(op.verificationGasLimit!),
+  preVerificationGas: BigInt(op.preVerificationGas!),
+  maxFeePerGas: BigInt(op.maxFeePerGas!),
+  maxPriorityFeePerGas: BigInt(op.maxPriorityFeePerGas!),
+  paymasterAndData: op.paymasterAndData as Hex,
+  signature: op.signature as Hex,
+});
+
+async function loadPolicy(db: Queryable, ctx: ProjectContext, id: string | undefined) {
+  if (id === undefined) return null;
+  const policy = await referenced(getPolicy(db, ctx, id), "policy", id);
+  if (policy.sponsorSchema !== "pay_for_user") {
+    throw badRequest(`Policy ${policy.id} uses ${policy.sponsorSchema}, which needs a developer account to collect tokens; that arrives with developer accounts.`, {
+      policy: { value: policy.id, message: `${policy.sponsorSchema} is not supported yet` },
+    });
+  }
+  return { policy, rules: (await rulesOfPolicies(db, ctx, [policy.id])).get(policy.id) ?? [] };
+}
+
+/**
+ * Creates a transaction intent: resolves account and calls, builds the userOperation with real
+ * gas estimates, decides sponsorship under the policy (in the same transaction that records the
+ * intent, so limits hold under concurrency), signs it when custodial. Nothing is sent here.
+ */
+export async function createIntent(db: Queryable, ctx: ProjectContext, input: CreateIntentInput): Promise<{ intent: IntentRow; chain: ChainConfig }> {
+  const chain = chainFor(ctx, input.chainId);
+  const sponsoring = await loadPolicy(db, ctx, input.policy);
+  await requireDeployment(chain);
+  const account = await resolveAccount(db, ctx, input);
+  const calls = await Promise.all(input.interactions.map((item, i) => resolveInteraction(db, ctx, account, item, i)));
+
+  const accountCalls: AccountCall[] = calls.map(({ to, value, data }) => ({ to, value, data }));
+  if (!account.deployed && account.defaultGuardian) {
+    // The deployment makes the service a guardian, as asked at account creation.
+    const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "addGuardian", args: [serviceAccount("guardian").address] });
+    accountCalls.unshift({ to: account.address as Address, value: 0n, data });
+  }
+  const initCode = account.deployed ? "0x" : accountFactoryCall(account.ownerAddress as Address, account.salt as Hex).initCode;
+  const { op: built, estimate } = await estimateUserOperation(chain, {
+    sender: account.address as Address,
+    initCode,
+    callData: encodeAccountCalls(accountCalls),
+    nonceKey: freshNonceKey(),
+    sponsored: sponsoring !== null,
+  });
+
+  const custodialKey = account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
+  const intent = await db.transaction(async (tx) => {
+    let op = built;
+    if (sponsoring) {
+      await evaluateSponsorship(tx, sponsoring.policy, sponsoring.rules, {
+        playerId: account.playerId,
+        chainId: chain.chainId,
+        calls: calls.map((c) => c.ruled),
+        maxCost: estimate.maxCost,
+      });
+      const now = Math.floor(Date.now() / 1000);
+      op = { ...op, paymasterAndData: await signPaymasterAndData(chain, op, { validUntil: now + SPONSORSHIP_SECONDS, validAfter: 0 }) };
+    }
+    if (custodialKey) op = await signUserOperation(chain, op, ownerSigner(custodialKey));
+    const [row] = await tx
+      .insert(transactionIntents)
+      .values({
+        id: newId("transactionIntent"),
+        ...ctx,
+        chainId: chain.chainId,
+        playerId: account.playerId,
+        accountId: account.id,
+        policyId: sponsoring?.policy.id ?? null,
+        status: custodialKey ? "pending" : "awaiting_signature",
+        sponsored: sponsoring !== null,
+        interactions: input.interactions.map((item) => ({ ...item, value: item.value ?? "0" })),
+        userOperation: serializeUserOp(op),
+        userOperationHash: userOperationHash(chain, op),
+        maxCost: estimate.maxCost.toString(),
+        optimistic: input.optimistic ?? false,
+        confirmationBlocks: input.confirmationBlocks ?? 5,
+      })
+      .returning();
+    return row!;
+  });
+  return { intent, chain };
+}
+
+export async function getIntent(db: Queryable, ctx: ProjectContext, id: string): Promise<IntentRow> {
+  const [row] = await db.select().from(transactionIntents).where(scoped(ctx, eq(transactionIntents.id, id)));
+  if (!row) throw notFound("transaction intent", id);
+  return row;
+}
+
+export async function listIntents(db: Queryable, ctx: ProjectContext, input: ListIntentsInput) {
+  const where = scoped(
+    ctx,
+    input.chainId !== undefined ? eq(transactionIntents.chainId, input.chainId) : undefined,
+    input.account?.length ? inArray(transactionIntents.accountId, input.account) : undefined,
+    input.player?.length ? inArray(transactionIntents.playerId, input.player) : undefined,
+    input.policy?.length ? inArray(transactionIntents.policyId, input.policy) : undefined,
+    input.status !== undefined ? eq(transactionIntents.status, input.status === 1 ? "successful" : "failed") : undefined,
+  );
+  return listPage(db, transactionIntents, where, input);
+}
+
+/** The latest intents (ids) of players, accounts or policies, for embedding (10 each). */
+export async function latestIntentIds(db: Queryable, column: "playerId" | "accountId" | "policyId", ids: string[]): Promise<Map<string, { id: string }[]>> {
+  const by = new Map<string, { id: string }[]>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return by;
+  const col = transactionIntents[column];
+  const ranked = db
+    .select({
+      id: transactionIntents.id,
+      owner: sql<string>`${col}`.as("owner"),
+      createdAt: transactionIntents.createdAt,
+      rank: sql<number>`row_number() over (partition by ${col} order by ${transactionIntents.createdAt} desc, ${transactionIntents.id} desc)`.as("rank"),
+    })
+    .from(transactionIntents)
+    .where(inArray(col, ids))
+    .as("ranked");
+  const rows = await db.select({ id: ranked.id, owner: ranked.owner }).from(ranked).where(lte(ranked.rank, 10)).orderBy(ranked.rank);
+  for (const row of rows) by.get(row.owner)?.push({ id: row.id });
+  return by;
+}
+
+/** The latest 10 intents of each owner, as `{id}` or (expanded) as the API shows them. */
+export async function embeddedIntents(db: Queryable, column: "playerId" | "accountId" | "policyId", ids: string[], expanded: boolean) {
+  const latest = await latestIntentIds(db, column, ids);
+  if (!expanded) return latest;
+  const all = [...latest.values()].flat().map((r) => r.id);
+  const rows = all.length ? await db.select().from(transactionIntents).where(inArray(transactionIntents.id, all)) : [];
+  const byId = new Map(rows.map((r) => [r.id, serializeIntent(r)]));
+  return new Map([...latest].map(([owner, refs]) => [owner, refs.map((r) => byId.get(r.id) ?? r)]));
+}
+
+/**
+ * Accepts the owner's (or a valid session key's) signature of a non-custodial intent's
+ * userOperationHash, after checking it, so that nothing is ever relayed with a bad signature.
+ */
+export async function submitSignature(db: Queryable, ctx: ProjectContext, id: string, signature: Hex): Promise<IntentRow> {
+  const intent = await getIntent(db, ctx, id);
+  if (intent.status !== "awaiting_signature") {
+    throw new ApiError(409, "invalid_request_error", `Transaction intent ${id} is not awaiting a signature (it is ${intent.status}).`);
+  }
+  const account = await getAccount(db, ctx, intent.accountId);
+  let signer: Address;
+  try {
+    signer = await recoverMessageAddress({ message: { raw: intent.userOperationHash as Hex }, signature });
+  } catch {
+    throw badRequest("The signature is not a valid 65-byte ECDSA signature.", { signature: { value: signature, message: "malformed" } });
+  }
+  if (!isAddressEqual(signer, account.ownerAddress as Address) && !(await isActiveSessionKey(account, signer))) {
+    throw badRequest(`The signature recovers to ${signer}, which is neither the owner ${account.ownerAddress} nor an active session key of account ${account.id}. Sign the userOperationHash (personal_sign of its 32 bytes).`, {
+      signature: { value: signature, message: `signed by ${signer}` },
+    });
+  }
+  const op = { ...intent.userOperation, signature };
+  const [row] = await db
+    .update(transactionIntents)
+    .set({ userOperation: op, status: "pending", updatedAt: sql`now()` })
+    .where(and(eq(transactionIntents.id, id), eq(transactionIntents.status, "awaiting_signature")))
+    .returning();
+  if (!row) throw new ApiError(409, "invalid_request_error", `Transaction intent ${id} is not awaiting a signature any more.`);
+  return row;
+}
+
+async function isActiveSessionKey(account: AccountRow, key: Address): Promise<boolean> {
+  if (!account.deployed) return false;
+  const chain = findChain(account.chainId);
+  if (!chain) return false;
+  const [, validUntil, , , active] = await publicClient(chain).readContract({
+    address: account.address as Address,
+    abi: smartAccountAbi,
+    functionName: "getSessionKey",
+    args: [key],
+  });
+  return active && validUntil > Math.floor(Date.now() / 1000);
+}

@@ -1,0 +1,97 @@
+import { and, eq, gte, inArray, sql } from "drizzle-orm";
+import type { Address } from "viem";
+import type { Tx } from "@/lib/db/client";
+import { transactionIntents } from "@/lib/db/schema";
+import { ApiError } from "@/lib/http/errors";
+import type { PolicyRuleRow } from "./rules";
+import { ALL_FUNCTIONS } from "./schema";
+import type { PolicyRow } from "./service";
+
+/** One call of an intent, as policy rules see it. */
+export interface RuledCall {
+  /** The registered contract called, if the interaction named one. */
+  contractId: string | null;
+  to: Address;
+  functionName: string | null;
+  /** A call to the account itself (ownership, session keys, recovery, deployment). */
+  self: boolean;
+}
+
+export interface SponsorshipRequest {
+  playerId: string;
+  chainId: number;
+  calls: RuledCall[];
+  /** The most the operation may cost, in wei (gas limits × maxFeePerGas). */
+  maxCost: bigint;
+}
+
+const INTERVAL_SQL: Record<string, string> = { minute: "minutes", hour: "hours", day: "days", week: "weeks", month: "months" };
+
+export const policyRefused = (policy: PolicyRow, message: string, rule?: PolicyRuleRow) =>
+  new ApiError(400, "invalid_request_error", `Policy ${policy.id} does not sponsor this intent: ${message}`, {
+    policy: { value: policy.id, message: rule ? `refused by rule ${rule.id}: ${message}` : message },
+  });
+
+const ruleAllows = (rule: PolicyRuleRow, call: RuledCall) => {
+  if (call.self) return rule.type === "account_functions";
+  if (rule.type !== "contract_functions") return false;
+  const anyFunction = rule.functionName === null || rule.functionName === ALL_FUNCTIONS;
+  const functionMatches = anyFunction || (call.functionName !== null && rule.functionName === call.functionName);
+  if (rule.wildcard) return functionMatches;
+  return call.contractId !== null && rule.contractId === call.contractId && functionMatches;
+};
+
+const describeCall = (call: RuledCall) =>
+  call.self ? "a call to the account itself (needs an account_functions rule)" : `${call.functionName ?? "a raw call"} on ${call.contractId ?? call.to}`;
+
+/** A minute-or-longer window as a SQL interval, e.g. `3 days`. */
+const windowOf = (rule: PolicyRuleRow) => `${rule.timeIntervalValue} ${INTERVAL_SQL[rule.timeIntervalType!]}`;
+
+/**
+ * Decides whether the policy sponsors the request; throws a 400 naming the refusing rule
+ * otherwise. Must run inside the transaction that records the intent, which it serializes per
+ * policy and player so concurrent intents cannot both slip under a limit.
+ */
+export async function evaluateSponsorship(tx: Tx, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest): Promise<void> {
+  if (policy.deleted) throw policyRefused(policy, "the policy is deleted");
+  if (!policy.enabled) throw policyRefused(policy, "the policy is disabled");
+  if (policy.chainId !== request.chainId) throw policyRefused(policy, `the policy is for chain ${policy.chainId}, the intent for chain ${request.chainId}`);
+
+  for (const call of request.calls) {
+    if (!rules.some((rule) => ruleAllows(rule, call))) throw policyRefused(policy, `no rule allows ${describeCall(call)}`);
+  }
+
+  const limits = rules.filter((r) => r.type === "rate_limit");
+  if (limits.length === 0) return;
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${policy.id}:${request.playerId}`}))`);
+  for (const rule of limits) {
+    const limit = BigInt(rule.gasLimit ?? 0);
+    if (rule.functionName === "gas_per_transaction") {
+      if (request.maxCost > limit) throw policyRefused(policy, `the operation may cost up to ${request.maxCost} wei, over the ${limit} wei per transaction`, rule);
+      continue;
+    }
+    const recent = and(
+      eq(transactionIntents.policyId, policy.id),
+      eq(transactionIntents.playerId, request.playerId),
+      eq(transactionIntents.sponsored, true),
+      inArray(transactionIntents.status, ["awaiting_signature", "pending", "broadcast", "successful", "failed"]),
+      gte(transactionIntents.createdAt, sql`now() - ${windowOf(rule)}::interval`),
+    );
+    if (rule.functionName === "count_per_interval") {
+      const [row] = await tx.select({ n: sql<number>`count(*)::int` }).from(transactionIntents).where(recent);
+      if ((row?.n ?? 0) >= rule.countLimit!) {
+        throw policyRefused(policy, `${rule.countLimit} sponsored transaction(s) per ${windowOf(rule)} reached for player ${request.playerId}`, rule);
+      }
+    } else if (rule.functionName === "gas_per_interval") {
+      // Landed intents count what they cost; the others what they may cost at most.
+      const [row] = await tx
+        .select({ spent: sql<string>`coalesce(sum(coalesce(${transactionIntents.gasCost}, ${transactionIntents.maxCost})::numeric), 0)::text` })
+        .from(transactionIntents)
+        .where(recent);
+      const spent = BigInt(row?.spent ?? "0");
+      if (spent + request.maxCost > limit) {
+        throw policyRefused(policy, `gas of ${spent} wei already sponsored in ${windowOf(rule)} plus up to ${request.maxCost} wei exceeds ${limit} wei for player ${request.playerId}`, rule);
+      }
+    }
+  }
+}
