@@ -34,7 +34,14 @@ export async function startServer(): Promise<RunningServer> {
   execFileSync(process.execPath, [path.join(root, "scripts/build-if-stale.mjs")], { cwd: root, stdio: "inherit" });
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "wallet-server-"));
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, HOST: "127.0.0.1", PORT: String(port), NODE_ENV: "production" };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    NODE_ENV: "production",
+    RELAY_EXECUTOR_OFFSET: String(1000 + port),
+  };
   delete env.PGLITE_DATA_DIR;
   delete env.VITEST;
   let dropDatabase = async () => {};

@@ -1,0 +1,3 @@
+// Each test worker relays from executor keys of its own, so workers sharing the test chains
+// never race for one executor's nonces (a server started by a test takes another range).
+process.env.RELAY_EXECUTOR_OFFSET ??= String(100 + Number(process.env.VITEST_POOL_ID ?? 0) * 10);
