@@ -1,8 +1,9 @@
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   poweredByHeader: false,
-  // PGlite loads its WebAssembly and data files relative to its own package: keep these out of the bundle.
-  serverExternalPackages: ["@electric-sql/pglite", "postgres"],
+  // PGlite loads its WebAssembly and data files relative to its own package, and viem's error
+  // classes must be one copy (code matches them with instanceof): keep these out of the bundle.
+  serverExternalPackages: ["@electric-sql/pglite", "postgres", "viem"],
 };
 
 export default nextConfig;

@@ -152,4 +152,34 @@ describe("a running server", () => {
     await openfort.policyRules.delete(rule.id);
     expect((await openfort.policies.delete(policy.id)).deleted).toBe(true);
   });
+
+  it("serves the official Openfort SDK unchanged: sponsored transaction intents land through the server's own runner", async () => {
+    const { keys } = JSON.parse(runCli(server, ["project", "create", "--name", "SDK intents", "--json"]));
+    const openfort = new Openfort(keys.test.secret, server.url);
+    const entryPoint = await openfort.contracts.create({
+      name: "EntryPoint",
+      chainId: 31337,
+      address: "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789",
+      abi: [{ type: "function", name: "depositTo", stateMutability: "payable", inputs: [{ name: "account", type: "address" }], outputs: [] }] as never,
+    });
+    const policy = await openfort.policies.create({ name: "Free", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } as never });
+    await openfort.policyRules.create({ type: "contract_functions" as never, policy: policy.id, contract: entryPoint.id, functionName: "depositTo" } as never);
+    const player = await openfort.players.create({ name: "sdk gamer" });
+    const intent = await openfort.transactionIntents.create({
+      chainId: 31337,
+      player: player.id,
+      policy: policy.id,
+      interactions: [{ contract: entryPoint.id, functionName: "depositTo", functionArgs: [player.id] }],
+    });
+    expect(intent.id).toMatch(/^tin_/);
+    let got = intent;
+    const deadline = Date.now() + 30_000;
+    while (!got.response && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      got = await openfort.transactionIntents.get({ id: intent.id });
+    }
+    expect(got.response).toMatchObject({ status: 1 });
+    const list = await openfort.transactionIntents.list({ player: [player.id], status: 1 });
+    expect(list.data.map((i) => i.id)).toEqual([intent.id]);
+  });
 });
