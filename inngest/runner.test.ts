@@ -17,7 +17,7 @@ const uid = () => crypto.randomUUID();
 async function runnerWith(functions: ConstructorParameters<typeof EmbeddedRunner>[1], options = {}) {
   const runner = new EmbeddedRunner(await getDb(), functions, { pollMs: 20, retryBaseMs: 10, ...options });
   runners.push(runner);
-  runner.start();
+  await runner.start();
   return runner;
 }
 
@@ -132,7 +132,7 @@ describe("the embedded runner", () => {
         return done.length;
       });
     const first = new EmbeddedRunner(await getDb(), [make()], { pollMs: 20, leaseMs: 300 });
-    first.start();
+    await first.start();
     const eventId = uid();
     await first.send([{ name, data: {}, id: eventId }]);
     await new Promise((r) => setTimeout(r, 100));
@@ -141,6 +141,32 @@ describe("the embedded runner", () => {
     const [run] = await settled(eventId);
     expect(run).toMatchObject({ status: "completed", output: 2 });
     expect(done).toEqual(["first", "second"]);
+  });
+
+  it("takes over a dead process's runs at once when it owns the database alone (embedded)", async () => {
+    const name = `test/exclusive-${uid()}`;
+    const id = `exclusive-${uid()}`;
+    let hung = false;
+    const make = () =>
+      inngest.createFunction({ id, triggers: [{ event: name }] }, async ({ step }) =>
+        step.run("only", async () => {
+          if (!hung) {
+            hung = true;
+            await new Promise(() => {});
+          }
+          return "done";
+        }),
+      );
+    const dead = new EmbeddedRunner(await getDb(), [make()], { pollMs: 20, leaseMs: 600_000 });
+    await dead.start();
+    const eventId = uid();
+    await dead.send([{ name, data: {}, id: eventId }]);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await runnerWith([make()], { exclusive: true });
+    const [run] = await settled(eventId);
+    expect(run).toMatchObject({ status: "completed", output: "done" });
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it("runs many runs at once", async () => {

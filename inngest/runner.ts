@@ -27,6 +27,11 @@ export interface RunnerOptions {
   leaseMs?: number;
   /** First retry delay; doubles per attempt up to a minute. */
   retryBaseMs?: number;
+  /**
+   * This process is the database's only user (embedded PGlite): runs another process left
+   * "running" belong to a process that is gone, so they are taken at once instead of after the lease.
+   */
+  exclusive?: boolean;
 }
 
 const DEFAULT_RETRIES = 4;
@@ -75,7 +80,7 @@ export class EmbeddedRunner {
   ) {
     this.byId = new Map(functions.map((fn) => [functionId(fn), fn]));
     for (const fn of functions) for (const name of triggerEvents(fn)) this.byEvent.set(name, [...(this.byEvent.get(name) ?? []), fn]);
-    this.opts = { pollMs: 500, concurrency: 16, leaseMs: 60_000, retryBaseMs: 1_000, ...options };
+    this.opts = { pollMs: 500, concurrency: 16, leaseMs: 60_000, retryBaseMs: 1_000, exclusive: false, ...options };
   }
 
   /** Stores one run per triggered function (deduplicated by event id) and wakes the runner. */
@@ -93,9 +98,12 @@ export class EmbeddedRunner {
     this.kick();
   }
 
-  start() {
+  async start() {
     if (!this.stopped) return;
     this.stopped = false;
+    if (this.opts.exclusive) {
+      await this.db.update(functionRuns).set({ lockedUntil: null }).where(eq(functionRuns.status, "running"));
+    }
     this.kick();
   }
 
@@ -287,9 +295,11 @@ type ExecutionResult =
 const state = globalThis as unknown as { __runner?: EmbeddedRunner };
 
 /** The process's runner (embedded mode), started once. */
-export function startEmbeddedRunner(db: Db, functions: AnyFunction[], options?: RunnerOptions): EmbeddedRunner {
-  state.__runner ??= new EmbeddedRunner(db, functions, options);
-  state.__runner.start();
+export async function startEmbeddedRunner(db: Db, functions: AnyFunction[], options?: RunnerOptions): Promise<EmbeddedRunner> {
+  if (!state.__runner) {
+    state.__runner = new EmbeddedRunner(db, functions, options);
+    await state.__runner.start();
+  }
   return state.__runner;
 }
 

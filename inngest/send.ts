@@ -1,4 +1,4 @@
-import { getDb } from "@/lib/db/client";
+import { getDbHandle } from "@/lib/db/client";
 import { usesInngestServer } from "./client";
 import { functions } from "./functions";
 import { sendEvents as send, startEmbeddedRunner, type RunnerOptions, type ServiceEvent } from "./runner";
@@ -6,7 +6,8 @@ import { sendEvents as send, startEmbeddedRunner, type RunnerOptions, type Servi
 /** Starts this process's embedded runner (no-op with an Inngest server, or when already running). */
 export async function ensureRunner(options?: RunnerOptions) {
   if (usesInngestServer()) return null;
-  return startEmbeddedRunner(await getDb(), functions, options);
+  const { db, embedded } = await getDbHandle();
+  return startEmbeddedRunner(db, functions, { exclusive: embedded, ...options });
 }
 
 /** Sends service events, starting the embedded runner on first use. */
