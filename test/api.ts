@@ -13,6 +13,7 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/contracts/[id]/read", () => import("@/app/v1/contracts/[id]/read/route")],
   ["/v1/accounts", () => import("@/app/v1/accounts/route")],
   ["/v1/accounts/[id]", () => import("@/app/v1/accounts/[id]/route")],
+  ["/v1/accounts/[id]/deploy", () => import("@/app/v1/accounts/[id]/deploy/route")],
   ["/v1/accounts/[id]/sync", () => import("@/app/v1/accounts/[id]/sync/route")],
   ["/v1/accounts/[id]/sign_payload", () => import("@/app/v1/accounts/[id]/sign_payload/route")],
   ["/v1/policies", () => import("@/app/v1/policies/route")],

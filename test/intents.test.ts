@@ -162,6 +162,31 @@ describe("refusals: nothing is sent", () => {
   });
 });
 
+describe("POST /v1/accounts/{id}/deploy", () => {
+  it("deploys a custodial account with a sponsored operation allowed by an account_functions rule, making the service its guardian when asked", async () => {
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, defaultGuardian: true } });
+    const contractOnly = await sponsoringPolicy();
+    expect(expectError(await call("POST", `/v1/accounts/${account.id}/deploy`, { key, json: { policy: contractOnly.id } }), 400).message).toMatch(/account_functions/);
+    expect(await clientOf(31337).getCode({ address: account.address })).toBeUndefined();
+    expect(expectError(await call("POST", `/v1/accounts/${account.id}/deploy`, { key, json: {} }), 400).details?.policy).toBeDefined();
+
+    const selfPolicy = await sponsoringPolicy([{ type: "account_functions" }]);
+    const deployed = await call("POST", `/v1/accounts/${account.id}/deploy`, { key, form: { policy: selfPolicy.id } });
+    expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
+    expect(deployed.body).toMatchObject({ id: account.id, deployed: true, custodial: true });
+    expect(await clientOf(31337).getBalance({ address: account.address })).toBe(0n);
+    const { smartAccountAbi } = await import("@/contracts/artifacts");
+    const { serviceAccount } = await import("@/lib/keys/service-keys");
+    const guardians = await clientOf(31337).readContract({ address: account.address, abi: smartAccountAbi, functionName: "getGuardians" });
+    expect(guardians).toEqual([serviceAccount("guardian").address]);
+    // deploying again changes nothing
+    expect((await call("POST", `/v1/accounts/${account.id}/deploy`, { key, json: { policy: selfPolicy.id } })).body.deployed).toBe(true);
+
+    const { body: external } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, externalOwnerAddress: privateKeyToAccount(generatePrivateKey()).address } });
+    expect(expectError(await call("POST", `/v1/accounts/${external.id}/deploy`, { key, json: { policy: selfPolicy.id } }), 400).message).toMatch(/not custodial/);
+  });
+});
+
 describe("non-custodial intents", () => {
   it("wait for the owner's signature, refuse a wrong one, and land after the right one", async () => {
     const owner = privateKeyToAccount(generatePrivateKey());

@@ -1,4 +1,8 @@
 import { eq } from "drizzle-orm";
+import { z } from "zod";
+import { presentAccount } from "@/lib/accounts/present";
+import { accountResponse } from "@/lib/accounts/schema";
+import { syncAccount } from "@/lib/accounts/service";
 import { RELAY_EVENT } from "@/inngest/functions/relay";
 import { sendEvents } from "@/inngest/send";
 import type { Db } from "@/lib/db/client";
@@ -81,4 +85,19 @@ export const signIntent = defineOperation({
   },
 });
 
-export const intentOperations = [createIntent, listIntents, getIntent, signIntent];
+export const deployAccount = defineOperation({
+  operationId: "deployAccount",
+  method: "POST",
+  path: "/v1/accounts/{id}/deploy",
+  summary: "Deploy a counterfactual custodial account with a sponsored operation (the policy needs an account_functions rule)",
+  tag: "Accounts",
+  input: z.strictObject({ policy: z.string({ error: "policy is required: the policy (pol_...) that pays the deployment" }).startsWith("pol_", "Expected a policy id (pol_...)") }),
+  response: accountResponse,
+  run: async ({ db, project, params, input }) => {
+    const intent = await intents.createDeploymentIntent(db, project, params.id!, input.policy);
+    if (intent) await relay(db, project, intent, true);
+    return presentAccount(db, project, await syncAccount(db, project, params.id!), undefined);
+  },
+});
+
+export const intentOperations = [createIntent, listIntents, getIntent, signIntent, deployAccount];

@@ -160,8 +160,56 @@ export async function createIntent(db: Queryable, ctx: ProjectContext, input: Cr
   await requireDeployment(chain);
   const account = await resolveAccount(db, ctx, input);
   const calls = await Promise.all(input.interactions.map((item, i) => resolveInteraction(db, ctx, account, item, i)));
+  const intent = await recordIntent(db, ctx, chain, account, {
+    calls,
+    ruled: calls.map((c) => c.ruled),
+    sponsoring,
+    interactions: input.interactions.map((item) => ({ ...item, value: item.value ?? "0" })),
+    optimistic: input.optimistic ?? false,
+    confirmationBlocks: input.confirmationBlocks ?? 5,
+  });
+  return { intent, chain };
+}
 
-  const accountCalls: AccountCall[] = calls.map(({ to, value, data }) => ({ to, value, data }));
+/**
+ * A sponsored operation that only deploys the account (and makes the service its guardian when
+ * asked at creation): a call to the account itself, so the policy needs an account_functions rule.
+ */
+export async function createDeploymentIntent(db: Queryable, ctx: ProjectContext, accountId: string, policyId: string): Promise<IntentRow | null> {
+  const account = await getAccount(db, ctx, accountId);
+  const chain = chainFor(ctx, account.chainId);
+  if (!account.custodial) {
+    throw badRequest(`Account ${account.id} is not custodial: its owner must sign its deployment. Create a transaction intent for it and sign its userOperationHash.`);
+  }
+  const sponsoring = await loadPolicy(db, ctx, policyId);
+  await requireDeployment(chain);
+  if ((await publicClient(chain).getCode({ address: account.address as Address })) !== undefined) return null;
+  return recordIntent(db, ctx, chain, account, {
+    calls: [],
+    ruled: [{ contractId: null, to: account.address as Address, functionName: null, self: true }],
+    sponsoring,
+    interactions: [],
+    optimistic: false,
+    confirmationBlocks: 5,
+  });
+}
+
+interface IntentPlan {
+  calls: AccountCall[];
+  ruled: RuledCall[];
+  sponsoring: Awaited<ReturnType<typeof loadPolicy>>;
+  interactions: Record<string, unknown>[];
+  optimistic: boolean;
+  confirmationBlocks: number;
+}
+
+/**
+ * Builds the userOperation with real gas, decides sponsorship under the policy in the same
+ * transaction that records the intent (so limits hold under concurrency), and signs it when
+ * custodial. Nothing is sent here.
+ */
+async function recordIntent(db: Queryable, ctx: ProjectContext, chain: ChainConfig, account: AccountRow, plan: IntentPlan): Promise<IntentRow> {
+  const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
   if (!account.deployed && account.defaultGuardian) {
     // The deployment makes the service a guardian, as asked at account creation.
     const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "addGuardian", args: [serviceAccount("guardian").address] });
@@ -171,19 +219,20 @@ export async function createIntent(db: Queryable, ctx: ProjectContext, input: Cr
   const { op: built, estimate } = await estimateUserOperation(chain, {
     sender: account.address as Address,
     initCode,
-    callData: encodeAccountCalls(accountCalls),
+    // Nothing to call (a bare deployment): empty callData reaches the account's receive().
+    callData: accountCalls.length ? encodeAccountCalls(accountCalls) : "0x",
     nonceKey: freshNonceKey(),
-    sponsored: sponsoring !== null,
+    sponsored: plan.sponsoring !== null,
   });
 
   const custodialKey = account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
-  const intent = await db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     let op = built;
-    if (sponsoring) {
-      await evaluateSponsorship(tx, sponsoring.policy, sponsoring.rules, {
+    if (plan.sponsoring) {
+      await evaluateSponsorship(tx, plan.sponsoring.policy, plan.sponsoring.rules, {
         playerId: account.playerId,
         chainId: chain.chainId,
-        calls: calls.map((c) => c.ruled),
+        calls: plan.ruled,
         maxCost: estimate.maxCost,
       });
       const now = Math.floor(Date.now() / 1000);
@@ -198,20 +247,19 @@ export async function createIntent(db: Queryable, ctx: ProjectContext, input: Cr
         chainId: chain.chainId,
         playerId: account.playerId,
         accountId: account.id,
-        policyId: sponsoring?.policy.id ?? null,
+        policyId: plan.sponsoring?.policy.id ?? null,
         status: custodialKey ? "pending" : "awaiting_signature",
-        sponsored: sponsoring !== null,
-        interactions: input.interactions.map((item) => ({ ...item, value: item.value ?? "0" })),
+        sponsored: plan.sponsoring !== null,
+        interactions: plan.interactions,
         userOperation: serializeUserOp(op),
         userOperationHash: userOperationHash(chain, op),
         maxCost: estimate.maxCost.toString(),
-        optimistic: input.optimistic ?? false,
-        confirmationBlocks: input.confirmationBlocks ?? 5,
+        optimistic: plan.optimistic,
+        confirmationBlocks: plan.confirmationBlocks,
       })
       .returning();
     return row!;
   });
-  return { intent, chain };
 }
 
 export async function getIntent(db: Queryable, ctx: ProjectContext, id: string): Promise<IntentRow> {

@@ -1,0 +1,4 @@
+import { routes } from "@/lib/http/routes";
+import { deployAccount } from "@/lib/intents/operations";
+
+export const { GET, POST, PUT, PATCH, DELETE } = routes(deployAccount);
