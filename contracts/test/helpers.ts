@@ -1,3 +1,4 @@
+import { paymasterHash as servicePaymasterHash } from "@/lib/chain/userop";
 import {
   concat,
   createPublicClient,
@@ -266,43 +267,9 @@ export async function signOp(t: TestChain, op: UserOp, signer: PrivateKeyAccount
   return { ...op, signature: await signer.signMessage({ message: { raw: userOpHash(t, op) } }) };
 }
 
-/** VerifyingPaymaster.getHash, computed off-chain. */
-export function paymasterHash(t: TestChain, op: UserOp, validUntil: number, validAfter: number, paymaster?: Address): Hex {
-  return keccak256(
-    encodeAbiParameters(
-      [
-        { type: "address" },
-        { type: "uint256" },
-        { type: "bytes32" },
-        { type: "bytes32" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "address" },
-        { type: "uint48" },
-        { type: "uint48" },
-      ],
-      [
-        op.sender,
-        op.nonce,
-        keccak256(op.initCode),
-        keccak256(op.callData),
-        op.callGasLimit,
-        op.verificationGasLimit,
-        op.preVerificationGas,
-        op.maxFeePerGas,
-        op.maxPriorityFeePerGas,
-        BigInt(t.chainId),
-        paymaster ?? t.deployment.paymaster,
-        validUntil,
-        validAfter,
-      ],
-    ),
-  );
-}
+/** VerifyingPaymaster.getHash, computed off-chain (the service's own computation). */
+export const paymasterHash = (t: TestChain, op: UserOp, validUntil: number, validAfter: number, paymaster?: Address): Hex =>
+  servicePaymasterHash(t.chainId, paymaster ?? t.deployment.paymaster, op, { validUntil, validAfter });
 
 /** Adds the paymaster's sponsorship (valid for a day from the chain's clock unless told otherwise). */
 export async function sponsor(
