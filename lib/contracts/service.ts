@@ -2,7 +2,7 @@ import { and, eq, ilike, sql, type SQL } from "drizzle-orm";
 import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
-import { conflict, notFound } from "@/lib/http/errors";
+import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -85,4 +85,15 @@ export async function deleteContract(db: Queryable, ctx: ProjectContext, id: str
     .returning({ id: contracts.id });
   if (deleted.length === 0) throw notFound("contract", id);
   return { id, object: "contract" as const, deleted: true as const };
+}
+
+/** A contract named in a request (as `param`) that must be registered, not deleted, and on `chainId`: 400 otherwise. */
+export async function activeContractOn(db: Queryable, ctx: ProjectContext, id: string, chainId: number, param: string): Promise<ContractRow> {
+  const contract = await referenced(getContract(db, ctx, id), param, id);
+  if (contract.deleted || contract.chainId !== chainId) {
+    throw badRequest(`Contract ${contract.id} must be a registered, not deleted contract on chain ${chainId}.`, {
+      [param]: { value: contract.id, message: contract.deleted ? "deleted" : `on chain ${contract.chainId}` },
+    });
+  }
+  return contract;
 }

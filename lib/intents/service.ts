@@ -9,7 +9,7 @@ import { publicClient } from "@/lib/chain/clients";
 import { chainFor, findChain, type ChainConfig } from "@/lib/chain/registry";
 import { encodeAccountCalls, estimateUserOperation, signPaymasterAndData, signUserOperation, userOperationHash, type AccountCall, type UserOp } from "@/lib/chain/userop";
 import { coerceArguments, resolveIdArguments, selectFunction } from "@/lib/contracts/arguments";
-import { getContract } from "@/lib/contracts/service";
+import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
 import { ApiError, badRequest, notFound, referenced } from "@/lib/http/errors";
@@ -81,12 +81,7 @@ async function resolveInteraction(db: Queryable, ctx: ProjectContext, account: A
     if (item.to !== undefined || item.data !== undefined) {
       throw badRequest("An interaction names either a contract (with functionName) or a raw to/data, not both.", { [at("to")]: { message: "not with contract" } });
     }
-    const contract = await referenced(getContract(db, ctx, item.contract), at("contract"), item.contract);
-    if (contract.deleted || contract.chainId !== account.chainId) {
-      throw badRequest(`Contract ${contract.id} must be a registered, not deleted contract on chain ${account.chainId}.`, {
-        [at("contract")]: { value: contract.id, message: contract.deleted ? "deleted" : `on chain ${contract.chainId}` },
-      });
-    }
+    const contract = await activeContractOn(db, ctx, item.contract, account.chainId, at("contract"));
     if (item.functionName === undefined) throw badRequest(`${at("functionName")} is required with a contract.`, { [at("functionName")]: { message: "required" } });
     const rawArgs = item.functionArgs ?? [];
     const fn = selectFunction(contract.abi, item.functionName, rawArgs.length, at("functionName"));

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
 import type { AbiFunction } from "abitype";
-import { getContract } from "@/lib/contracts/service";
+import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { policyRules } from "@/lib/db/schema";
 import { badRequest, notFound, referenced, type ErrorDetails } from "@/lib/http/errors";
@@ -58,12 +58,7 @@ async function checkRule(db: Queryable, ctx: ProjectContext, chainId: number, ru
   if (Object.keys(details).length) throw badRequest(`Invalid ${rule.type} rule.`, details);
 
   if (rule.type === "contract_functions" && rule.contract !== undefined) {
-    const contract = await referenced(getContract(db, ctx, rule.contract), "contract", rule.contract);
-    if (contract.deleted || contract.chainId !== chainId) {
-      throw badRequest(`Contract ${contract.id} must be a registered, not deleted contract on the policy's chain ${chainId}.`, {
-        contract: { value: contract.id, message: contract.deleted ? "deleted" : `on chain ${contract.chainId}` },
-      });
-    }
+    const contract = await activeContractOn(db, ctx, rule.contract, chainId, "contract");
     const functions = (contract.abi as AbiFunction[]).filter((item) => item.type === "function").map((f) => f.name);
     if (rule.functionName !== ALL_FUNCTIONS && !functions.includes(rule.functionName!)) {
       throw badRequest(`Contract ${contract.id} has no function "${rule.functionName}" in its ABI.`, {

@@ -1,9 +1,9 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { chainFor } from "@/lib/chain/registry";
-import { getContract } from "@/lib/contracts/service";
+import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { policies, policyRules } from "@/lib/db/schema";
-import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
+import { badRequest, conflict, notFound } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -39,12 +39,7 @@ async function strategyColumns(db: Queryable, ctx: ProjectContext, chainId: numb
   if (missing.length) {
     throw badRequest(`A ${strategy.sponsorSchema} strategy needs ${missing.join(" and ")}.`, Object.fromEntries(missing.map((f) => [`strategy[${f}]`, { message: "required" }])));
   }
-  const token = await referenced(getContract(db, ctx, strategy.tokenContract!), "strategy[tokenContract]", strategy.tokenContract!);
-  if (token.deleted || token.chainId !== chainId) {
-    throw badRequest(`Token contract ${token.id} must be a registered, not deleted contract on chain ${chainId}.`, {
-      "strategy[tokenContract]": { value: token.id, message: token.deleted ? "deleted" : `on chain ${token.chainId}` },
-    });
-  }
+  const token = await activeContractOn(db, ctx, strategy.tokenContract!, chainId, "strategy[tokenContract]");
   return { sponsorSchema: strategy.sponsorSchema, tokenContractId: token.id, tokenContractAmount: strategy.tokenContractAmount! };
 }
 
