@@ -10,7 +10,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SRC_DIR = "contracts/src";
 const ARTIFACTS_DIR = path.join(ROOT, "contracts/artifacts");
 const SOLC_VERSION = "0.8.28";
-const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster"];
+const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken"];
 const ENTRY_POINT_ARTIFACT = "@account-abstraction/contracts/artifacts/EntryPoint.json";
 const PACKAGES = ["@openzeppelin/contracts/", "@openzeppelin/contracts-upgradeable/", "@account-abstraction/contracts/"];
 
@@ -103,6 +103,7 @@ const EXPORTS = [
   ["SmartAccount", "smartAccount"],
   ["AccountFactory", "accountFactory"],
   ["VerifyingPaymaster", "verifyingPaymaster"],
+  ["TestToken", "testToken"],
 ];
 
 function indexTs(artifacts) {
