@@ -1,10 +1,12 @@
 import { accountOperations } from "@/lib/accounts/operations";
 import { contractOperations } from "@/lib/contracts/operations";
+import { developerAccountOperations } from "@/lib/developer-accounts/operations";
 import type { Operation } from "@/lib/http/operation";
 import { intentOperations } from "@/lib/intents/operations";
 import { playerOperations } from "@/lib/players/operations";
 import { policyOperations, policyRuleOperations } from "@/lib/policies/operations";
+import { policyReportOperations } from "@/lib/policies/report-operations";
 import { webhookOperations } from "@/lib/webhooks/operations";
 
 /** Every public operation, for the OpenAPI document. */
-export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...intentOperations, ...webhookOperations];
+export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...webhookOperations, ...developerAccountOperations];

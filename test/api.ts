@@ -20,12 +20,18 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/policies/[id]", () => import("@/app/v1/policies/[id]/route")],
   ["/v1/policies/[id]/enable", () => import("@/app/v1/policies/[id]/enable/route")],
   ["/v1/policies/[id]/disable", () => import("@/app/v1/policies/[id]/disable/route")],
+  ["/v1/policies/[id]/reports", () => import("@/app/v1/policies/[id]/reports/route")],
+  ["/v1/policies/[id]/reports/transaction_intents", () => import("@/app/v1/policies/[id]/reports/transaction_intents/route")],
+  ["/v1/policies/[id]/withdraw", () => import("@/app/v1/policies/[id]/withdraw/route")],
   ["/v1/policy_rules", () => import("@/app/v1/policy_rules/route")],
   ["/v1/policy_rules/[id]", () => import("@/app/v1/policy_rules/[id]/route")],
   ["/v1/transaction_intents", () => import("@/app/v1/transaction_intents/route")],
   ["/v1/transaction_intents/[id]", () => import("@/app/v1/transaction_intents/[id]/route")],
   ["/v1/transaction_intents/[id]/signature", () => import("@/app/v1/transaction_intents/[id]/signature/route")],
   ["/v1/settings/webhook", () => import("@/app/v1/settings/webhook/route")],
+  ["/v1/settings/developer_accounts", () => import("@/app/v1/settings/developer_accounts/route")],
+  ["/v1/settings/developer_accounts/message_to_sign", () => import("@/app/v1/settings/developer_accounts/message_to_sign/route")],
+  ["/v1/settings/developer_accounts/[id]", () => import("@/app/v1/settings/developer_accounts/[id]/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 

@@ -47,6 +47,18 @@ beforeAll(async () => {
   VALID["POST /v1/accounts/{id}/deploy"] = { policy };
   VALID["POST /v1/policy_rules"] = { policy, type: "rate_limit", functionName: "count_per_interval", countLimit: 1, timeIntervalType: "day", timeIntervalValue: 1 };
   VALID["GET /v1/policy_rules"] = { policy };
+  // A fixed_rate policy whose "token" has no code, and a developer account to withdraw to.
+  const tokenPolicy = (
+    await call("POST", "/v1/policies", {
+      key,
+      json: { name: "tokens", chainId: 31337, strategy: { sponsorSchema: "fixed_rate", tokenContract: ids["/v1/contracts/{id}"], tokenContractAmount: "1" } },
+    })
+  ).body.id;
+  for (const path of ["/v1/policies/{id}/reports", "/v1/policies/{id}/reports/transaction_intents", "/v1/policies/{id}/withdraw"]) ids[path] = tokenPolicy;
+  const developerAccount = (await call("POST", "/v1/settings/developer_accounts", { key, json: { name: "target" } })).body.id;
+  ids["/v1/settings/developer_accounts/{id}"] = developerAccount;
+  VALID["POST /v1/policies/{id}/withdraw"] = { account: developerAccount, amount: "1" };
+  VALID["GET /v1/settings/developer_accounts/message_to_sign"] = { address: "0x00000000000000000000000000000000000000bb" };
   ids["/v1/contracts/{id}/read"] = (
     await call("POST", "/v1/contracts", { key, json: { name: "EntryPoint", chainId: 31337, address: serviceDeployment().entryPoint, abi: entryPointAbi } })
   ).body.id;

@@ -20,6 +20,8 @@ export interface ChainConfig {
   bundlerUrl: string | null;
   /** A funded key allowed to deploy our contracts where they are missing (dev chains fund a fresh one). */
   deployerKey: Hex | null;
+  /** The native coin's price in USD for gas reports (`CHAIN_<id>_USD_PRICE`); null shows no USD amounts. */
+  usdPrice: number | null;
 }
 
 const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 0x-prefixed 32-byte private key") as z.ZodType<Hex>;
@@ -32,7 +34,16 @@ const configuredChain = z.strictObject({
   bundlerUrl: z.url().optional(),
   deployerPrivateKey: hexKey.optional(),
   nativeCurrency: z.strictObject({ name: z.string(), symbol: z.string(), decimals: z.number().int() }).optional(),
+  usdPrice: z.number().nonnegative().optional(),
 });
+
+function usdPriceOf(chainId: number): number | undefined {
+  const raw = env(`CHAIN_${chainId}_USD_PRICE`);
+  if (raw === undefined) return undefined;
+  const price = Number(raw);
+  if (!Number.isFinite(price) || price < 0) invalidConfig(`CHAIN_${chainId}_USD_PRICE must be a non-negative number`);
+  return price;
+}
 
 function known(chainId: number): Chain | undefined {
   return Object.values(knownChains).find((c) => (c as Chain).id === chainId) as Chain | undefined;
@@ -74,6 +85,7 @@ function readChains(): ChainConfig[] {
         local: env(`CHAIN_${chainId}_RPC_URL`) ? null : { port },
         bundlerUrl: env(`CHAIN_${chainId}_BUNDLER_URL`) ?? null,
         deployerKey: null,
+        usdPrice: usdPriceOf(chainId) ?? null,
       });
     });
   }
@@ -103,6 +115,7 @@ function readChains(): ChainConfig[] {
       livemode: live === undefined ? undefined : live === "true",
       bundlerUrl: env(`CHAIN_${id}_BUNDLER_URL`),
       deployerPrivateKey: env(`CHAIN_${id}_DEPLOYER_PRIVATE_KEY`),
+      usdPrice: usdPriceOf(Number(id)),
     });
     if (!result.success) invalidConfig(`CHAIN_${id}_*: ${z.prettifyError(result.error)}`);
     entries.push(result.data);
@@ -119,6 +132,7 @@ function readChains(): ChainConfig[] {
       local: null,
       bundlerUrl: entry.bundlerUrl ?? null,
       deployerKey: entry.deployerPrivateKey ?? (env("DEPLOYER_PRIVATE_KEY") as Hex | undefined) ?? null,
+      usdPrice: entry.usdPrice ?? null,
     });
   }
   return [...chains.values()];

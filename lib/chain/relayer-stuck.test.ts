@@ -26,6 +26,7 @@ beforeAll(async () => {
     local: null,
     bundlerUrl: null,
     deployerKey: null,
+    usdPrice: null,
   };
   await prepareChain(chain);
   configureRelayer({ executorOffset: 30, bumpAfterMs: 300 });

@@ -161,6 +161,31 @@ export const accounts = pgTable(
   ],
 );
 
+/**
+ * A project's own wallet (`dac_`). Custodial: a smart account of ours owned by a key the service
+ * holds (encrypted like players' keys), the same address on every chain; it collects the tokens
+ * fixed_rate and charge_custom_tokens policies charge. External: an address whose owner proved
+ * control by signing, which can receive withdrawals.
+ */
+export const developerAccounts = pgTable(
+  "developer_accounts",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    name: text(),
+    address: text().notNull(),
+    custodial: boolean().notNull(),
+    /** Custodial only: the smart account's owner, its encrypted key and the factory salt. */
+    ownerAddress: text(),
+    encryptedPrivateKey: text(),
+    salt: text(),
+    deleted: boolean().notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+);
+
 export const policies = pgTable(
   "policies",
   {
@@ -238,12 +263,10 @@ export const transactionIntents = pgTable(
     id: text().primaryKey(),
     ...tenant(),
     chainId: integer().notNull(),
-    playerId: text()
-      .notNull()
-      .references(() => players.id, { onDelete: "cascade" }),
-    accountId: text()
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** Null for a developer account's intents. */
+    playerId: text().references(() => players.id, { onDelete: "cascade" }),
+    /** A player's account (acc_) or a developer account (dac_). */
+    accountId: text().notNull(),
     policyId: text().references(() => policies.id),
     /** awaiting_signature → pending → broadcast → successful | failed; cancelled when never sent. */
     status: text({ enum: ["awaiting_signature", "pending", "broadcast", "successful", "failed", "cancelled"] }).notNull(),
@@ -261,6 +284,10 @@ export const transactionIntents = pgTable(
     /** Actual cost in wei once landed (EntryPoint actualGasCost). */
     gasCost: text(),
     response: jsonb().$type<Record<string, unknown>>(),
+    /** fixed_rate / charge_custom_tokens: the tokens (base units) the account paid for this intent's gas. */
+    tokenCharge: text(),
+    /** A policy withdrawal: the tokens (base units) sent from the collecting developer account. */
+    tokenWithdrawal: text(),
     /** When the landed transaction had `confirmationBlocks` blocks on top (the confirmation webhook). */
     confirmedAt: timestamp({ withTimezone: true }),
     error: text(),

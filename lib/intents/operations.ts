@@ -10,7 +10,6 @@ import { transactionIntents } from "@/lib/db/schema";
 import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { listResponse } from "@/lib/http/resource";
-import type { ProjectContext } from "@/lib/projects/service";
 import { presentIntent, presentIntents } from "./present";
 import { createIntentInput, getIntentInput, intentResponse, listIntentsInput, signatureInput } from "./schema";
 import * as intents from "./service";
@@ -20,7 +19,8 @@ const tag = "Transaction intents";
 /** How long an optimistic request waits for its op to land before answering anyway. */
 const OPTIMISTIC_WAIT_MS = 15_000;
 
-async function relay(db: Db, ctx: ProjectContext, intent: intents.IntentRow, optimistic: boolean) {
+/** Hands a pending intent to the relay; with `optimistic`, waits (a while) until it has landed. */
+export async function relayIntent(db: Db, intent: intents.IntentRow, optimistic: boolean) {
   await sendEvents([{ name: RELAY_EVENT, data: { intentId: intent.id }, id: `relay:${intent.id}` }]);
   if (!optimistic) return intent;
   const deadline = Date.now() + OPTIMISTIC_WAIT_MS;
@@ -41,7 +41,7 @@ export const createIntent = defineOperation({
   response: intentResponse,
   run: async ({ db, project, input }) => {
     let { intent } = await intents.createIntent(db, project, input);
-    if (intent.status === "pending") intent = await relay(db, project, intent, input.optimistic ?? false);
+    if (intent.status === "pending") intent = await relayIntent(db, intent, input.optimistic ?? false);
     return presentIntent(db, project, intent, input.expand);
   },
 });
@@ -81,7 +81,7 @@ export const signIntent = defineOperation({
   response: intentResponse,
   run: async ({ db, project, params, input }) => {
     const intent = await intents.submitSignature(db, project, params.id!, input.signature as `0x${string}`);
-    return presentIntent(db, project, await relay(db, project, intent, input.optimistic ?? false), undefined);
+    return presentIntent(db, project, await relayIntent(db, intent, input.optimistic ?? false), undefined);
   },
 });
 
@@ -95,7 +95,7 @@ export const deployAccount = defineOperation({
   response: accountResponse,
   run: async ({ db, project, params, input }) => {
     const intent = await intents.createDeploymentIntent(db, project, params.id!, input.policy);
-    if (intent) await relay(db, project, intent, true);
+    if (intent) await relayIntent(db, intent, true);
     return presentAccount(db, project, await syncAccount(db, project, params.id!), undefined);
   },
 });

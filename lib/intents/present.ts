@@ -1,7 +1,8 @@
 import { inArray } from "drizzle-orm";
 import { presentAccounts } from "@/lib/accounts/present";
 import type { Queryable } from "@/lib/db/client";
-import { accounts, policies } from "@/lib/db/schema";
+import { accounts, developerAccounts, policies } from "@/lib/db/schema";
+import { presentDeveloperAccounts } from "@/lib/developer-accounts/present";
 import { presentPlayers } from "@/lib/players/present";
 import { playersByIds } from "@/lib/players/service";
 import { presentPolicies } from "@/lib/policies/present";
@@ -24,8 +25,12 @@ export async function presentIntents(db: Queryable, ctx: ProjectContext, rows: I
   }
   if (expand?.includes("account")) {
     const ids = unique(rows.map((r) => r.accountId));
-    const found = ids.length ? await db.select().from(accounts).where(inArray(accounts.id, ids)) : [];
+    const playerAccountIds = ids.filter((id) => id.startsWith("acc_"));
+    const developerIds = ids.filter((id) => id.startsWith("dac_"));
+    const found = playerAccountIds.length ? await db.select().from(accounts).where(inArray(accounts.id, playerAccountIds)) : [];
     for (const a of await presentAccounts(db, ctx, found, undefined)) accountsById.set(a.id, a);
+    const developers = developerIds.length ? await db.select().from(developerAccounts).where(inArray(developerAccounts.id, developerIds)) : [];
+    for (const a of await presentDeveloperAccounts(db, developers, undefined)) accountsById.set(a.id, a);
   }
   if (expand?.includes("policy")) {
     const ids = unique(rows.map((r) => r.policyId));
@@ -34,7 +39,7 @@ export async function presentIntents(db: Queryable, ctx: ProjectContext, rows: I
   }
   return rows.map((row) =>
     serializeIntent(row, {
-      player: players.get(row.playerId),
+      player: row.playerId ? players.get(row.playerId) : undefined,
       account: accountsById.get(row.accountId),
       policy: row.policyId ? policiesById.get(row.policyId) : undefined,
     }),

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { getAddress, parseEventLogs, type Hex, type Log } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
@@ -7,7 +7,7 @@ import { findChain } from "@/lib/chain/registry";
 import { enqueue, findUserOperationReceipt, type RelayedUserOperationReceipt } from "@/lib/chain/relayer";
 import { UserOperationRejectedError } from "@/lib/chain/userop";
 import { getDb, type Db } from "@/lib/db/client";
-import { transactionIntents } from "@/lib/db/schema";
+import { accounts, transactionIntents } from "@/lib/db/schema";
 import { deserializeUserOp, type IntentRow } from "./service";
 
 const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
@@ -85,6 +85,8 @@ async function recordLanding(db: Db, intent: IntentRow, receipt: RelayedUserOper
       updatedAt: sql`now()`,
     })
     .where(eq(transactionIntents.id, intent.id));
+  // Any landed op (even one whose calls reverted) has deployed its account.
+  await db.update(accounts).set({ deployed: true, updatedAt: sql`now()` }).where(and(eq(accounts.id, intent.accountId), eq(accounts.deployed, false)));
 }
 
 export type LandingOutcome = "landed" | "rejected" | "not-pending";

@@ -63,7 +63,7 @@ export const intentResponse = z.object({
   userOperation: hexRecord,
   details: z.object({ userOperationHash: z.string(), userOperation: hexRecord }),
   interactions: z.array(z.record(z.string(), z.unknown())),
-  player: idRef.loose(),
+  player: idRef.loose().optional(),
   account: idRef.loose(),
   policy: idRef.loose().optional(),
   response: z

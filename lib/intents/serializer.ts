@@ -18,7 +18,8 @@ export function serializeIntent(row: IntentRow, refs: Refs = {}): IntentResponse
     userOperation: op,
     details: { userOperationHash: row.userOperationHash, userOperation: op },
     interactions: row.interactions,
-    player: refs.player ?? { id: row.playerId },
+    // A developer account's intent has no player.
+    ...(row.playerId ? { player: refs.player ?? { id: row.playerId } } : {}),
     account: refs.account ?? { id: row.accountId },
     ...(row.policyId ? { policy: refs.policy ?? { id: row.policyId } } : {}),
     ...(row.response ? { response: row.response as IntentResponse["response"] } : {}),

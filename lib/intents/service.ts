@@ -1,26 +1,39 @@
 import crypto from "node:crypto";
 import { and, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
 import { encodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, toHex, type Abi, type Address, type Hex } from "viem";
+import type { PrivateKeyAccount } from "viem/accounts";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { createAccount, getAccount, type AccountRow } from "@/lib/accounts/service";
 import { accountFactoryCall } from "@/lib/chain/accounts";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { publicClient } from "@/lib/chain/clients";
 import { chainFor, findChain, type ChainConfig } from "@/lib/chain/registry";
-import { encodeAccountCalls, estimateUserOperation, signPaymasterAndData, signUserOperation, userOperationHash, type AccountCall, type UserOp } from "@/lib/chain/userop";
+import {
+  encodeAccountCalls,
+  estimateUserOperation,
+  preVerificationGas,
+  requiredPrefund,
+  signPaymasterAndData,
+  signUserOperation,
+  userOperationHash,
+  type AccountCall,
+  type UserOp,
+} from "@/lib/chain/userop";
 import { coerceArguments, resolveIdArguments, selectFunction } from "@/lib/contracts/arguments";
 import { activeContractOn } from "@/lib/contracts/service";
-import type { Queryable } from "@/lib/db/client";
+import type { Queryable, Tx } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
 import { ApiError, badRequest, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
+import { developerSigner, getDeveloperAccount, type DeveloperAccountRow } from "@/lib/developer-accounts/service";
 import { findOwnerKey, ownerSigner } from "@/lib/keys/custodial";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { createPlayer, getPlayer } from "@/lib/players/service";
 import { evaluateSponsorship, type RuledCall } from "@/lib/policies/evaluate";
-import { rulesOfPolicies } from "@/lib/policies/rules";
-import { getPolicy } from "@/lib/policies/service";
+import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
+import { getPolicy, type PolicyRow } from "@/lib/policies/service";
+import { planTokenCharge, transferCall } from "@/lib/policies/tokens";
 import type { ProjectContext } from "@/lib/projects/service";
 import type { CreateIntentInput, InteractionInput, ListIntentsInput } from "./schema";
 import { serializeIntent } from "./serializer";
@@ -33,13 +46,70 @@ const SPONSORSHIP_SECONDS = 3600;
 const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
   and(eq(transactionIntents.projectId, ctx.projectId), eq(transactionIntents.livemode, ctx.livemode), ...conditions);
 
-/** The intent's account: the one named, or the player's on the chain (created when missing). */
-async function resolveAccount(db: Queryable, ctx: ProjectContext, input: CreateIntentInput): Promise<AccountRow> {
-  if (input.account?.startsWith("dac_")) {
-    throw badRequest("Developer accounts (dac_) cannot send transaction intents yet; use a player's account (acc_).", {
-      account: { value: input.account, message: "developer accounts are not supported yet" },
-    });
+/**
+ * Who sends an intent's operation: a player's account (acc_) or a custodial developer account
+ * (dac_). `signer` is the owner key the service holds, or null when the owner signs (sign_with_wallet).
+ */
+export interface IntentSender {
+  id: string;
+  chainId: number;
+  playerId: string | null;
+  address: Address;
+  ownerAddress: Address;
+  salt: Hex;
+  deployed: boolean;
+  defaultGuardian: boolean;
+  signer: PrivateKeyAccount | null;
+}
+
+async function playerSender(db: Queryable, account: AccountRow): Promise<IntentSender> {
+  const ownerKey = account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
+  return {
+    id: account.id,
+    chainId: account.chainId,
+    playerId: account.playerId,
+    address: account.address as Address,
+    ownerAddress: account.ownerAddress as Address,
+    salt: account.salt as Hex,
+    deployed: account.deployed,
+    defaultGuardian: account.defaultGuardian,
+    signer: ownerKey ? ownerSigner(ownerKey) : null,
+  };
+}
+
+/** A custodial developer account as the sender on a chain (deployed with its first operation there). */
+export function developerSender(account: DeveloperAccountRow, chainId: number, param = "account"): IntentSender {
+  if (account.deleted || !account.custodial) {
+    const why = account.deleted ? "is deleted" : "is an external wallet: only custodial developer accounts send transaction intents";
+    throw badRequest(`Developer account ${account.id} ${why}.`, { [param]: { value: account.id, message: why } });
   }
+  return {
+    id: account.id,
+    chainId,
+    playerId: null,
+    address: account.address as Address,
+    ownerAddress: account.ownerAddress as Address,
+    salt: account.salt as Hex,
+    deployed: false,
+    defaultGuardian: false,
+    signer: developerSigner(account),
+  };
+}
+
+/** The intent's sender: the account named, or the player's account on the chain (created when missing). */
+async function resolveSender(db: Queryable, ctx: ProjectContext, input: CreateIntentInput): Promise<IntentSender> {
+  if (input.account?.startsWith("dac_")) {
+    if (input.player || input.externalOwnerAddress) {
+      throw badRequest("A developer account's intent has no player: omit player and externalOwnerAddress.", {
+        [input.player ? "player" : "externalOwnerAddress"]: { message: "not with a developer account" },
+      });
+    }
+    return developerSender(await referenced(getDeveloperAccount(db, ctx, input.account), "account", input.account), input.chainId);
+  }
+  return playerSender(db, await resolveAccount(db, ctx, input));
+}
+
+async function resolveAccount(db: Queryable, ctx: ProjectContext, input: CreateIntentInput): Promise<AccountRow> {
   if (input.account) {
     const account = await referenced(getAccount(db, ctx, input.account), "account", input.account);
     if (account.chainId !== input.chainId) {
@@ -74,7 +144,7 @@ interface ResolvedCall extends AccountCall {
   ruled: RuledCall;
 }
 
-async function resolveInteraction(db: Queryable, ctx: ProjectContext, account: AccountRow, item: InteractionInput, i: number): Promise<ResolvedCall> {
+async function resolveInteraction(db: Queryable, ctx: ProjectContext, account: IntentSender, item: InteractionInput, i: number): Promise<ResolvedCall> {
   const at = (field: string) => `interactions[${i}][${field}]`;
   const value = BigInt(item.value ?? "0");
   if (item.contract !== undefined) {
@@ -90,7 +160,7 @@ async function resolveInteraction(db: Queryable, ctx: ProjectContext, account: A
     const args = coerceArguments(fn, rawArgs.map((a, k) => (typeof a === "string" ? resolved[k] : a)), at("functionArgs"));
     const data = encodeFunctionData({ abi: [fn] as Abi, functionName: fn.name, args });
     const to = getAddress(contract.address);
-    return { to, value, data, ruled: { contractId: contract.id, to, functionName: fn.name, self: isAddressEqual(to, account.address as Address) } };
+    return { to, value, data, ruled: { contractId: contract.id, to, functionName: fn.name, self: isAddressEqual(to, account.address) } };
   }
   if (item.to === undefined) {
     throw badRequest("An interaction needs a contract (con_...) with functionName, or a raw to address.", { [at("contract")]: { message: "required unless to is given" } });
@@ -99,7 +169,7 @@ async function resolveInteraction(db: Queryable, ctx: ProjectContext, account: A
     throw badRequest("functionName and functionArgs need a registered contract; with a raw to, send data.", { [at("functionName")]: { message: "needs contract" } });
   }
   const to = item.to as Address;
-  return { to, value, data: (item.data ?? "0x") as Hex, ruled: { contractId: null, to, functionName: null, self: isAddressEqual(to, account.address as Address) } };
+  return { to, value, data: (item.data ?? "0x") as Hex, ruled: { contractId: null, to, functionName: null, self: isAddressEqual(to, account.address) } };
 }
 
 /** A random 2D nonce key: concurrent intents of one account never wait for or collide with each other. */
@@ -133,15 +203,10 @@ export const deserializeUserOp = (op: Record<string, string>): UserOp => ({
   signature: op.signature as Hex,
 });
 
-async function loadPolicy(db: Queryable, ctx: ProjectContext, id: string | undefined) {
+async function loadPolicy(db: Queryable, ctx: ProjectContext, id: string | undefined): Promise<Sponsor | null> {
   if (id === undefined) return null;
   const policy = await referenced(getPolicy(db, ctx, id), "policy", id);
-  if (policy.sponsorSchema !== "pay_for_user") {
-    throw badRequest(`Policy ${policy.id} uses ${policy.sponsorSchema}, which needs a developer account to collect tokens; that arrives with developer accounts.`, {
-      policy: { value: policy.id, message: `${policy.sponsorSchema} is not supported yet` },
-    });
-  }
-  return { policy, rules: (await rulesOfPolicies(db, ctx, [policy.id])).get(policy.id) ?? [] };
+  return { policy, rules: (await rulesOfPolicies(db, ctx, [policy.id])).get(policy.id) ?? [], evaluate: true };
 }
 
 /**
@@ -151,14 +216,14 @@ async function loadPolicy(db: Queryable, ctx: ProjectContext, id: string | undef
  */
 export async function createIntent(db: Queryable, ctx: ProjectContext, input: CreateIntentInput): Promise<{ intent: IntentRow; chain: ChainConfig }> {
   const chain = chainFor(ctx, input.chainId);
-  const sponsoring = await loadPolicy(db, ctx, input.policy);
+  const sponsor = await loadPolicy(db, ctx, input.policy);
   await requireDeployment(chain);
-  const account = await resolveAccount(db, ctx, input);
-  const calls = await Promise.all(input.interactions.map((item, i) => resolveInteraction(db, ctx, account, item, i)));
-  const intent = await recordIntent(db, ctx, chain, account, {
+  const sender = await resolveSender(db, ctx, input);
+  const calls = await Promise.all(input.interactions.map((item, i) => resolveInteraction(db, ctx, sender, item, i)));
+  const intent = await recordIntent(db, ctx, chain, sender, {
     calls,
     ruled: calls.map((c) => c.ruled),
-    sponsoring,
+    sponsor,
     interactions: input.interactions.map((item) => ({ ...item, value: item.value ?? "0" })),
     optimistic: input.optimistic ?? false,
     confirmationBlocks: input.confirmationBlocks ?? 5,
@@ -176,26 +241,37 @@ export async function createDeploymentIntent(db: Queryable, ctx: ProjectContext,
   if (!account.custodial) {
     throw badRequest(`Account ${account.id} is not custodial: its owner must sign its deployment. Create a transaction intent for it and sign its userOperationHash.`);
   }
-  const sponsoring = await loadPolicy(db, ctx, policyId);
+  const sponsor = await loadPolicy(db, ctx, policyId);
   await requireDeployment(chain);
   if ((await publicClient(chain).getCode({ address: account.address as Address })) !== undefined) return null;
-  return recordIntent(db, ctx, chain, account, {
+  return recordIntent(db, ctx, chain, await playerSender(db, account), {
     calls: [],
     ruled: [{ contractId: null, to: account.address as Address, functionName: null, self: true }],
-    sponsoring,
+    sponsor,
     interactions: [],
     optimistic: false,
     confirmationBlocks: 5,
   });
 }
 
-interface IntentPlan {
+/** Who pays the gas: the policy, after its rules allow the intent (`evaluate`), or as the project's own withdrawal. */
+interface Sponsor {
+  policy: PolicyRow;
+  rules: PolicyRuleRow[];
+  evaluate: boolean;
+}
+
+export interface IntentPlan {
   calls: AccountCall[];
   ruled: RuledCall[];
-  sponsoring: Awaited<ReturnType<typeof loadPolicy>>;
+  sponsor: Sponsor | null;
   interactions: Record<string, unknown>[];
   optimistic: boolean;
   confirmationBlocks: number;
+  /** A policy withdrawal's token amount. */
+  tokenWithdrawal?: bigint;
+  /** Runs in the transaction that records the intent, to refuse it under a lock (e.g. over-withdrawal). */
+  check?: (tx: Tx) => Promise<void>;
 }
 
 /**
@@ -203,52 +279,69 @@ interface IntentPlan {
  * transaction that records the intent (so limits hold under concurrency), and signs it when
  * custodial. Nothing is sent here.
  */
-async function recordIntent(db: Queryable, ctx: ProjectContext, chain: ChainConfig, account: AccountRow, plan: IntentPlan): Promise<IntentRow> {
+export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan): Promise<IntentRow> {
   const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
-  if (!account.deployed && account.defaultGuardian) {
+  if (!sender.deployed && sender.defaultGuardian) {
     // The deployment makes the service a guardian, as asked at account creation.
     const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "addGuardian", args: [serviceAccount("guardian").address] });
-    accountCalls.unshift({ to: account.address as Address, value: 0n, data });
+    accountCalls.unshift({ to: sender.address, value: 0n, data });
   }
-  const initCode = account.deployed ? "0x" : accountFactoryCall(account.ownerAddress as Address, account.salt as Hex).initCode;
-  const { op: built, estimate } = await estimateUserOperation(chain, {
-    sender: account.address as Address,
-    initCode,
+  const charging = plan.sponsor?.evaluate ? await planTokenCharge(db, ctx, chain, plan.sponsor.policy, sender.address) : null;
+  const callData = (charge?: bigint) => {
+    const all = charging ? [...accountCalls, transferCall(charging.token, charging.collector.address as Address, charge!)] : accountCalls;
     // Nothing to call (a bare deployment): empty callData reaches the account's receive().
-    callData: accountCalls.length ? encodeAccountCalls(accountCalls) : "0x",
+    return all.length ? encodeAccountCalls(all) : "0x";
+  };
+  const estimated = await estimateUserOperation(chain, {
+    sender: sender.address,
+    initCode: sender.deployed ? "0x" : accountFactoryCall(sender.ownerAddress, sender.salt).initCode,
+    callData: callData(charging?.estimateAmount),
     nonceKey: freshNonceKey(),
-    sponsored: plan.sponsoring !== null,
+    sponsored: plan.sponsor !== null,
   });
+  let built = estimated.op;
+  let tokenCharge: bigint | null = null;
+  if (charging) {
+    tokenCharge = charging.chargeFor(estimated.estimate.maxCost, built.maxFeePerGas);
+    built = { ...built, callData: callData(tokenCharge) };
+    built.preVerificationGas = preVerificationGas(built);
+  }
+  const maxCost = requiredPrefund(built);
 
-  const custodialKey = account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
   return db.transaction(async (tx) => {
     let op = built;
-    if (plan.sponsoring) {
-      await evaluateSponsorship(tx, plan.sponsoring.policy, plan.sponsoring.rules, {
-        playerId: account.playerId,
-        chainId: chain.chainId,
-        calls: plan.ruled,
-        maxCost: estimate.maxCost,
-      });
+    if (plan.sponsor) {
+      if (plan.sponsor.evaluate) {
+        await evaluateSponsorship(tx, plan.sponsor.policy, plan.sponsor.rules, {
+          playerId: sender.playerId,
+          accountId: sender.id,
+          chainId: chain.chainId,
+          calls: plan.ruled,
+          maxCost,
+        });
+      }
       const now = Math.floor(Date.now() / 1000);
       op = { ...op, paymasterAndData: await signPaymasterAndData(chain, op, { validUntil: now + SPONSORSHIP_SECONDS, validAfter: 0 }) };
     }
-    if (custodialKey) op = await signUserOperation(chain, op, ownerSigner(custodialKey));
+    await plan.check?.(tx);
+    if (sender.signer) op = await signUserOperation(chain, op, sender.signer);
     const [row] = await tx
       .insert(transactionIntents)
       .values({
         id: newId("transactionIntent"),
         ...ctx,
         chainId: chain.chainId,
-        playerId: account.playerId,
-        accountId: account.id,
-        policyId: plan.sponsoring?.policy.id ?? null,
-        status: custodialKey ? "pending" : "awaiting_signature",
-        sponsored: plan.sponsoring !== null,
+        playerId: sender.playerId,
+        accountId: sender.id,
+        policyId: plan.sponsor?.policy.id ?? null,
+        status: sender.signer ? "pending" : "awaiting_signature",
+        sponsored: plan.sponsor !== null,
         interactions: plan.interactions,
         userOperation: serializeUserOp(op),
         userOperationHash: userOperationHash(chain, op),
-        maxCost: estimate.maxCost.toString(),
+        maxCost: maxCost.toString(),
+        tokenCharge: tokenCharge?.toString() ?? null,
+        tokenWithdrawal: plan.tokenWithdrawal?.toString() ?? null,
         optimistic: plan.optimistic,
         confirmationBlocks: plan.confirmationBlocks,
       })

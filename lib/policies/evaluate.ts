@@ -18,7 +18,9 @@ export interface RuledCall {
 }
 
 export interface SponsorshipRequest {
-  playerId: string;
+  /** Rate limits count per player; a developer account's intents (no player) count per account. */
+  playerId: string | null;
+  accountId: string;
   chainId: number;
   calls: RuledCall[];
   /** The most the operation may cost, in wei (gas limits × maxFeePerGas). */
@@ -63,7 +65,8 @@ export async function evaluateSponsorship(tx: Tx, policy: PolicyRow, rules: Poli
 
   const limits = rules.filter((r) => r.type === "rate_limit");
   if (limits.length === 0) return;
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${policy.id}:${request.playerId}`}))`);
+  const subject = request.playerId ?? request.accountId;
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${policy.id}:${subject}`}))`);
   for (const rule of limits) {
     const limit = BigInt(rule.gasLimit ?? 0);
     if (rule.functionName === "gas_per_transaction") {
@@ -72,7 +75,7 @@ export async function evaluateSponsorship(tx: Tx, policy: PolicyRow, rules: Poli
     }
     const recent = and(
       eq(transactionIntents.policyId, policy.id),
-      eq(transactionIntents.playerId, request.playerId),
+      request.playerId ? eq(transactionIntents.playerId, request.playerId) : eq(transactionIntents.accountId, request.accountId),
       eq(transactionIntents.sponsored, true),
       inArray(transactionIntents.status, ["awaiting_signature", "pending", "broadcast", "successful", "failed"]),
       gte(transactionIntents.createdAt, sql`now() - ${windowOf(rule)}::interval`),
@@ -80,7 +83,7 @@ export async function evaluateSponsorship(tx: Tx, policy: PolicyRow, rules: Poli
     if (rule.functionName === "count_per_interval") {
       const [row] = await tx.select({ n: sql<number>`count(*)::int` }).from(transactionIntents).where(recent);
       if ((row?.n ?? 0) >= rule.countLimit!) {
-        throw policyRefused(policy, `${rule.countLimit} sponsored transaction(s) per ${windowOf(rule)} reached for player ${request.playerId}`, rule);
+        throw policyRefused(policy, `${rule.countLimit} sponsored transaction(s) per ${windowOf(rule)} reached for ${subject}`, rule);
       }
     } else if (rule.functionName === "gas_per_interval") {
       // Landed intents count what they cost; the others what they may cost at most.
@@ -90,7 +93,7 @@ export async function evaluateSponsorship(tx: Tx, policy: PolicyRow, rules: Poli
         .where(recent);
       const spent = BigInt(row?.spent ?? "0");
       if (spent + request.maxCost > limit) {
-        throw policyRefused(policy, `gas of ${spent} wei already sponsored in ${windowOf(rule)} plus up to ${request.maxCost} wei exceeds ${limit} wei for player ${request.playerId}`, rule);
+        throw policyRefused(policy, `gas of ${spent} wei already sponsored in ${windowOf(rule)} plus up to ${request.maxCost} wei exceeds ${limit} wei for ${subject}`, rule);
       }
     }
   }

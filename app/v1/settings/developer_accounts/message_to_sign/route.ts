@@ -1,0 +1,4 @@
+import { developerAccountMessage } from "@/lib/developer-accounts/operations";
+import { routes } from "@/lib/http/routes";
+
+export const { GET, POST, PUT, PATCH, DELETE } = routes(developerAccountMessage);
