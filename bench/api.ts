@@ -1,11 +1,15 @@
-// `npm run bench`: throughput and latency of the request pipeline against a production server (`next start`) on a
-// fresh anvil chain, on the embedded PGlite, or on a fresh database of the PostgreSQL server at DATABASE_URL.
-// BENCH_CLIENTS (32) concurrent clients, BENCH_REQUESTS (2000) per scenario.
+// `npm run bench [-- pipeline|intents]`: a production server (`next start`) on a fresh anvil chain, on the embedded
+// PGlite, or on a fresh database of the PostgreSQL server at DATABASE_URL. "pipeline": throughput and latency of the
+// request pipeline; "intents": sponsored transaction intents next to the same ops sent directly (bench/intents.ts).
+// Both by default. BENCH_CLIENTS (32) concurrent clients; BENCH_REQUESTS (2000) per pipeline scenario,
+// BENCH_INTENTS (500) ops per intents run.
 import { runCli, startServer } from "../test/server";
-import { describeDatabase, envInt, now, pool, quantile, startBenchChain } from "./lib";
+import { benchIntents } from "./intents";
+import { apiClient, describeDatabase, envInt, now, pool, quantile, startBenchChain } from "./lib";
 
 const CLIENTS = envInt("BENCH_CLIENTS", 32);
 const REQUESTS = envInt("BENCH_REQUESTS", 2000);
+const INTENTS = envInt("BENCH_INTENTS", 500);
 
 interface Scenario {
   name: string;
@@ -54,6 +58,8 @@ async function benchPipeline(base: string, secret: string, database: string) {
 }
 
 async function main() {
+  const only = process.argv[2];
+  if (only !== undefined && only !== "pipeline" && only !== "intents") throw new Error(`usage: npm run bench [-- pipeline|intents]`);
   process.env.RATE_LIMIT_PER_SECOND = "0"; // measure the pipeline, not the limiter
   const chain = await startBenchChain();
   try {
@@ -61,7 +67,8 @@ async function main() {
     try {
       const database = describeDatabase(server.env);
       const secret = (name: string) => JSON.parse(runCli(server, ["project", "create", "--name", name, "--json"])).keys.test.secret as string;
-      await benchPipeline(server.url, secret("bench pipeline"), database);
+      if (only !== "intents") await benchPipeline(server.url, secret("bench pipeline"), database);
+      if (only !== "pipeline") await benchIntents(apiClient(server.url, secret("bench intents")), chain.chain, { clients: CLIENTS, intents: INTENTS, database });
     } finally {
       await server.stop();
     }

@@ -31,6 +31,22 @@ export function envInt(name: string, fallback: number): number {
   return value;
 }
 
+/** A JSON API client with the project's secret key; anything but 200 throws with the error body. */
+export function apiClient(base: string, secret: string) {
+  return async function api<T>(method: string, path: string, json?: unknown): Promise<T> {
+    const res = await fetch(base + path, {
+      method,
+      headers: { authorization: `Bearer ${secret}`, ...(json === undefined ? {} : { "content-type": "application/json" }) },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${method} ${path.split("?")[0]}: ${res.status} ${text.slice(0, 500)}`);
+    return JSON.parse(text) as T;
+  };
+}
+
+export type Api = ReturnType<typeof apiClient>;
+
 /**
  * A fresh anvil chain 31337 on a free port (1 s blocks, transactions mined at once) with our contracts, which the
  * server started afterwards uses (LOCAL_CHAINS, CHAIN_31337_RPC_URL). The bench and the server share a master key
@@ -53,3 +69,20 @@ export function describeDatabase(env: NodeJS.ProcessEnv): string {
   return `PostgreSQL ${url.host}${url.pathname}`;
 }
 
+/** One run of `total` sponsored ops, through the service or directly. */
+export interface RunResult {
+  label: string;
+  total: number;
+  /** Per op: the POST's latency (service), or building, sponsoring and signing it (floor). */
+  submitMs: number[];
+  /** Per landed op: from the start of its submission until it is seen on chain. */
+  landMs: number[];
+  /** From the run's start until the last op was submitted / seen on chain. */
+  submitSeconds: number;
+  landSeconds: number;
+  /** Ops (UserOperationEvents) in each bundle transaction of the run. */
+  bundleSizes: number[];
+  /** Ops refused, failed or not landed in time. */
+  failed: number;
+  firstError?: string;
+}
