@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Openfort from "@openfort/openfort-node";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, startServer, type RunningServer } from "./server";
 
@@ -181,5 +182,18 @@ describe("a running server", () => {
     expect(got.response).toMatchObject({ status: 1 });
     const list = await openfort.transactionIntents.list({ player: [player.id], status: 1 });
     expect(list.data.map((i) => i.id)).toEqual([intent.id]);
+
+    // The policy's gas report and developer accounts, through the SDK too.
+    const usage = await openfort.policies.getTotalGasUsage({ id: policy.id });
+    expect(usage.data).toHaveLength(1);
+    expect(usage.data[0]).toMatchObject({ totalTransactionFee: got.response!.gasFee, transactionIntents: [expect.objectContaining({ id: intent.id })] });
+    const custodial = await openfort.settings.createDeveloperAccount({ name: "ops" });
+    expect(custodial).toMatchObject({ object: "developerAccount", custodial: true, name: "ops" });
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const message = await openfort.settings.getVerificationPayload(wallet.address);
+    const external = await openfort.settings.createDeveloperAccount({ address: wallet.address, signature: await wallet.signMessage({ message }) });
+    expect(external).toMatchObject({ custodial: false, address: wallet.address });
+    expect((await openfort.settings.getDeveloperAccounts()).data.map((a) => a.id)).toEqual([external.id, custodial.id]);
+    expect((await openfort.settings.deleteDeveloperAccount(external.id)).deleted).toBe(true);
   });
 });
