@@ -1,12 +1,12 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { encodeFunctionData, keccak256, parseEther, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { accountFactoryAbi } from "@/contracts/artifacts";
 import { serviceAccount } from "@/lib/keys/service-keys";
+import { startAlto, type AltoBundler } from "@/test/alto";
 import { chainOf, clientOf } from "@/test/chain";
 import { serviceDeployment } from "./contracts";
+import type { ChainConfig } from "./registry";
 import {
   configureRelayer,
   enqueue,
@@ -21,7 +21,7 @@ import {
   type RelayResult,
 } from "./relayer";
 import { freshAccount, signedOp, type TestAccount } from "./testing";
-import { encodeAccountCalls, UserOperationRejectedError, userOperationHash, type UserOp } from "./userop";
+import { encodeAccountCalls, UserOperationRejectedError, userOperationHash } from "./userop";
 
 const chain = chainOf(31338);
 const client = clientOf(31338);
@@ -257,75 +257,95 @@ describe("receipts and restarts", () => {
   });
 });
 
-describe("through a bundler RPC", () => {
-  /**
-   * A stand-in ERC-4337 bundler (eth_sendUserOperation, eth_getUserOperationReceipt) that relays through our own
-   * self-bundler on the same anvil: enough to exercise the bundler-RPC client path (a real alto is for later).
-   */
-  async function fakeBundler() {
-    const sent: string[] = [];
-    const server = http.createServer(async (req, res) => {
-      let body = "";
-      for await (const chunk of req) body += chunk;
-      const { id, method, params } = JSON.parse(body) as { id: number; method: string; params: unknown[] };
-      const reply = (payload: object) => res.end(JSON.stringify({ jsonrpc: "2.0", id, ...payload }));
-      try {
-        if (method === "eth_sendUserOperation") {
-          const rpc = params[0] as Record<string, Hex>;
-          const op = Object.fromEntries(
-            Object.entries(rpc).map(([k, v]) => [k, ["sender", "initCode", "callData", "paymasterAndData", "signature"].includes(k) ? v : BigInt(v)]),
-          ) as unknown as UserOp;
-          sent.push(method);
-          const bundle = await submitUserOperations(chain, [op]);
-          return reply({ result: bundle.included[0]!.userOpHash });
-        }
-        if (method === "eth_getUserOperationReceipt") {
-          const found = await findUserOperationReceipt(chain, params[0] as Hex);
-          if (!found) return reply({ result: null });
-          const receipt = await client.request({ method: "eth_getTransactionReceipt", params: [found.transactionHash] });
-          return reply({
-            result: {
-              userOpHash: found.userOpHash,
-              entryPoint: serviceDeployment().entryPoint,
-              sender: found.sender,
-              nonce: toHex(found.nonce),
-              paymaster: found.paymaster,
-              actualGasCost: toHex(found.actualGasCost),
-              actualGasUsed: toHex(found.actualGasUsed),
-              success: found.success,
-              logs: [],
-              receipt,
-            },
-          });
-        }
-        reply({ error: { code: -32601, message: `method ${method} not supported` } });
-      } catch (err) {
-        reply({ error: { code: -32500, message: (err as Error).message } });
-      }
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sent, close: () => server.close() };
-  }
+describe("through a real bundler (alto)", () => {
+  let alto: AltoBundler;
+  let viaBundler: ChainConfig;
+  const sponsoredOp = () => signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true });
 
-  test("with bundlerUrl, ops go out with eth_sendUserOperation and receipts come from eth_getUserOperationReceipt", async () => {
-    const bundler = await fakeBundler();
+  beforeAll(async () => {
+    const started = performance.now();
+    alto = await startAlto({ rpcUrl: chain.rpcUrl, entryPoint: serviceDeployment().entryPoint });
+    viaBundler = { ...chain, bundlerUrl: alto.url };
+    console.log(`alto answering after ${(performance.now() - started).toFixed(0)} ms`);
+  });
+
+  afterAll(async () => {
+    await alto?.stop();
+  });
+
+  // alto runs quietly; its log is what explains a failure here.
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => console.log(`alto's output:\n${alto.output().slice(-8_000)}`));
+  });
+
+  test("ops go out with eth_sendUserOperation, alto bundles them, receipts come from eth_getUserOperationReceipt", async () => {
+    const op = await sponsoredOp();
+    const started = performance.now();
+    const result = await enqueue(viaBundler, op);
+    console.log(`alto: enqueue→receipt ${(performance.now() - started).toFixed(0)} ms`);
+    expect(result).toMatchObject({ userOpHash: userOperationHash(chain, op), executor: null, bundleSize: 1 });
+    expect(result.receipt).toMatchObject({ success: true, sender: op.sender, paymaster: serviceDeployment().paymaster });
+    // alto's executor sent it, not ours.
+    const tx = await client.getTransaction({ hash: result.transactionHash });
+    expect(alto.executors.map((a) => a.toLowerCase())).toContain(tx.from.toLowerCase());
+
+    expect(await findUserOperationReceipt(viaBundler, result.userOpHash)).toEqual(result.receipt);
+    // The bundler's receipt says what the chain's own logs say.
+    expect(await findUserOperationReceipt(chain, result.userOpHash)).toEqual(result.receipt);
+    expect(await findUserOperationReceipt(viaBundler, keccak256(toHex(`nothing ${Math.random()}`)))).toBeNull();
+  });
+
+  test("a forged signature is refused by the bundler and reported with its AA code", async () => {
+    const forged = await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true }, privateKeyToAccount(generatePrivateKey()));
+    const err = await enqueue(viaBundler, forged).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UserOperationRejectedError);
+    expect((err as UserOperationRejectedError).code).toBe("AA24");
+
+    // Next to a good op: that one lands, the forged one is dropped with the same reason.
+    const good = await sponsoredOp();
+    const bundle = await submitUserOperations(viaBundler, [forged, good]);
+    expect(bundle.included.map((r) => r.userOpHash)).toEqual([userOperationHash(chain, good)]);
+    expect(bundle.dropped.map((d) => d.userOpHash)).toEqual([userOperationHash(chain, forged)]);
+    expect((bundle.dropped[0]!.error as UserOperationRejectedError).code).toBe("AA24");
+  });
+
+  test("five ops sent at once all land", async () => {
+    const ops = await Promise.all(Array.from({ length: 5 }, sponsoredOp));
+    const started = performance.now();
+    const results = await Promise.all(ops.map((op) => enqueue(viaBundler, op)));
+    const bundles = new Set(results.map((r) => r.transactionHash));
+    console.log(`alto: 5 concurrent ops landed in ${(performance.now() - started).toFixed(0)} ms, ${bundles.size} bundle(s)`);
+    expect(results.map((r) => r.userOpHash)).toEqual(ops.map((op) => userOperationHash(chain, op)));
+    expect(results.every((r) => r.receipt.success && r.executor === null)).toBe(true);
+  });
+
+  test("after a restart, an op the bundler holds or has landed is not refused", async () => {
+    const op = await sponsoredOp();
+    // alto holds the op in its mempool until bundling is switched back on.
+    await alto.request("debug_bundler_setBundlingMode", ["manual"]);
+    const first = enqueue(viaBundler, op);
+    first.catch(() => undefined);
     try {
-      const viaBundler = { ...chain, bundlerUrl: bundler.url };
-      const op = await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true });
-      const result = await enqueue(viaBundler, op);
-      expect(bundler.sent).toEqual(["eth_sendUserOperation"]);
-      expect(result).toMatchObject({ userOpHash: userOperationHash(chain, op), executor: null, bundleSize: 1 });
-      expect(result.receipt.success).toBe(true);
-      expect(await findUserOperationReceipt(viaBundler, result.userOpHash)).toEqual(result.receipt);
-      expect(await findUserOperationReceipt(viaBundler, keccak256("0x01"))).toBeNull();
-
-      // The bundler's validation errors keep their AA code.
-      const forged = await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true }, privateKeyToAccount(generatePrivateKey()));
-      const err = (await submitUserOperations(viaBundler, [forged]).catch((e: unknown) => e)) as UserOperationRejectedError;
-      expect(err).toBeInstanceOf(UserOperationRejectedError);
-      expect(err.code).toBe("AA24");
+      await expect.poll(() => alto.request("debug_bundler_dumpMempool", [serviceDeployment().entryPoint]), { timeout: 5_000, interval: 20 }).toHaveLength(1);
+      // A restart forgets the op was sent; sending it again meets "Already known".
+      resetRelayer();
+      configureRelayer({ executorOffset: EXECUTOR_OFFSET });
+      const again = enqueue(viaBundler, op);
+      again.catch(() => undefined);
+      await alto.request("debug_bundler_setBundlingMode", ["auto"]);
+      const [a, b] = await Promise.all([first, again]);
+      expect(b.receipt).toEqual(a.receipt);
+      expect(a.receipt.success).toBe(true);
     } finally {
-      bundler.close();
+      await alto.request("debug_bundler_setBundlingMode", ["auto"]);
     }
+
+    // Once it landed, sending it again (AA10/AA25 at the bundler) gives its receipt.
+    const landed = await first;
+    resetRelayer();
+    configureRelayer({ executorOffset: EXECUTOR_OFFSET });
+    const bundlesBefore = await Promise.all(alto.executors.map(nonceCount));
+    expect(await enqueue(viaBundler, op)).toEqual(landed);
+    expect(await Promise.all(alto.executors.map(nonceCount))).toEqual(bundlesBefore);
   });
 });

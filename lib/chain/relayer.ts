@@ -8,6 +8,7 @@ import {
   http,
   keccak256,
   parseEventLogs,
+  RpcRequestError,
   toHex,
   type Address,
   type Hex,
@@ -630,6 +631,19 @@ const handleOpsData = (entries: Entry[], beneficiary: Address) =>
     args: [entries.map((e) => toEntryPointOp(e.op)), beneficiary],
   });
 
+/** The EntryPoint's FailedOp(index, reason) in a reverted call's error, if that is what it is. */
+function failedOpOf(err: unknown): { index: number; reason: string } | null {
+  const data = revertDataOf(err);
+  if (!data) return null;
+  try {
+    const decoded = decodeErrorResult({ abi: entryPointAbi, data });
+    if (decoded.errorName === "FailedOp") return { index: Number(decoded.args[0]), reason: decoded.args[1] };
+  } catch {
+    // not a FailedOp
+  }
+  return null;
+}
+
 /**
  * Static simulation of handleOps (eth_estimateGas, which also gives the gas): an op failing validation makes the
  * EntryPoint revert with FailedOp(index, reason); it is dropped with that reason and the rest simulated again.
@@ -650,15 +664,7 @@ async function screen(chain: ChainConfig, entries: Entry[], beneficiary: Address
       return { kept, dropped, landed, gas: (estimate * 12n) / 10n + 20_000n };
     } catch (err) {
       const data = revertDataOf(err);
-      let failed: { index: number; reason: string } | null = null;
-      if (data) {
-        try {
-          const decoded = decodeErrorResult({ abi: entryPointAbi, data });
-          if (decoded.errorName === "FailedOp") failed = { index: Number(decoded.args[0]), reason: decoded.args[1] };
-        } catch {
-          // not a FailedOp
-        }
-      }
+      const failed = failedOpOf(err);
       if (!failed || failed.index >= kept.length) {
         if (data !== undefined && kept.length === 1) {
           dropped.push({ userOpHash: kept[0]!.hash, error: new UserOperationRejectedError(`handleOps reverted: ${describeRevert(data)}`) });
@@ -822,19 +828,62 @@ async function submitThroughBundler(chain: ChainConfig, entries: Entry[]): Promi
   return { transactionHash: first.transactionHash, executor: null, blockNumber: first.receipt.blockNumber, gasUsed: 0n, included, dropped };
 }
 
-async function relayThroughBundler(chain: ChainConfig, entry: Entry): Promise<RelayResult> {
-  const bundler = bundlerFor(chain);
+/** ERC-7769's codes for an op the bundler refuses (-32500…-32508 validation, signature, stake…; -32521 reverted), and -32602 invalid fields. */
+const refusalCode = (code: number) => code === -32602 || code === -32521 || (code <= -32500 && code >= -32508);
+
+/** Why handleOps would refuse the op: the EntryPoint's "AAxx …" reason, or null if it would take it (or the node did not say). */
+async function handleOpsRefusal(chain: ChainConfig, entry: Entry): Promise<string | null> {
+  const probe = relayFor(chain).executors[0]!.account.address;
   try {
-    await bundler.request({
-      method: "eth_sendUserOperation",
-      params: [formatUserOperationRequest(toEntryPointOp(entry.op)), serviceDeployment().entryPoint],
-    });
+    await publicClient(chain).estimateGas({ account: probe, to: serviceDeployment().entryPoint, data: handleOpsData([entry], probe) });
+    return null;
   } catch (err) {
-    const aa = /\b(AA\d\d[^"\n]*)/.exec(messageOf(err));
-    if (aa) throw new UserOperationRejectedError(aa[1]!.trim());
-    throw err;
+    return failedOpOf(err)?.reason ?? null;
   }
-  const receipt = await waitForUserOperationReceipt(chain, entry.hash, { timeoutMs: state().config.mineTimeoutMs });
+}
+
+type BundlerAnswer = { sent: true } | { landed: RelayedUserOperationReceipt } | { error: unknown };
+
+/**
+ * What a bundler's error to eth_sendUserOperation means. "Already known": it holds the op (a resubmission after a
+ * restart), so it was sent. An AA code: refused with the EntryPoint's reason, unless it is AA10/AA25 for an op that
+ * already landed, which gets its receipt (as self-bundling does). A refusal without an AA code (alto reports a bad v0.6
+ * signature as -32507 "Invalid UserOperation signature or paymaster signature": AA24 or AA34) gets the EntryPoint's
+ * reason from a handleOps simulation. Anything else (unreachable bundler, a refusal the EntryPoint would not make)
+ * passes through, to be retried.
+ */
+async function bundlerAnswer(chain: ChainConfig, entry: Entry, err: unknown): Promise<BundlerAnswer> {
+  const rpc = err instanceof BaseError ? err.walk((e) => e instanceof RpcRequestError) : null;
+  if (!(rpc instanceof RpcRequestError)) return { error: err };
+  // The bundler's own message: the error's full message also quotes the request, whose hex must not be searched.
+  const message = rpc.details;
+  let reason = /\b(AA\d\d\b.*)/.exec(message)?.[1]?.trim();
+  if (!reason && /already known/i.test(message)) return { sent: true };
+  if (!reason && refusalCode(rpc.code)) reason = (await handleOpsRefusal(chain, entry)) ?? undefined;
+  if (!reason) return { error: err };
+  if (/^AA(10|25)\b/.test(reason)) {
+    const receipt = await findUserOperationReceipt(chain, entry.hash);
+    if (receipt) return { landed: receipt };
+  }
+  return { error: new UserOperationRejectedError(reason) };
+}
+
+async function relayThroughBundler(chain: ChainConfig, entry: Entry): Promise<RelayResult> {
+  const { entryPoint } = serviceDeployment();
+  const answer = await bundlerFor(chain)
+    .request({ method: "eth_sendUserOperation", params: [formatUserOperationRequest(toEntryPointOp(entry.op)), entryPoint] })
+    .then(
+      (hash): BundlerAnswer => {
+        // A bundler hashing for another chain or EntryPoint would have us wait for a receipt that never comes.
+        if (hash.toLowerCase() !== entry.hash.toLowerCase()) {
+          throw new Error(`The bundler at ${chain.bundlerUrl} returned hash ${hash} for user operation ${entry.hash}: is it for chain ${chain.chainId} and EntryPoint ${entryPoint}?`);
+        }
+        return { sent: true };
+      },
+      (err: unknown) => bundlerAnswer(chain, entry, err),
+    );
+  if ("error" in answer) throw answer.error;
+  const receipt = "landed" in answer ? answer.landed : await waitForUserOperationReceipt(chain, entry.hash, { timeoutMs: state().config.mineTimeoutMs });
   return { userOpHash: entry.hash, transactionHash: receipt.transactionHash, executor: null, receipt, bundleSize: 1 };
 }
 
