@@ -2,6 +2,7 @@ import { accountOperations } from "@/lib/accounts/operations";
 import { contractOperations } from "@/lib/contracts/operations";
 import { developerAccountOperations } from "@/lib/developer-accounts/operations";
 import type { Operation } from "@/lib/http/operation";
+import { accountActionOperations } from "@/lib/intents/account-operations";
 import { intentOperations } from "@/lib/intents/operations";
 import { playerOperations } from "@/lib/players/operations";
 import { policyOperations, policyRuleOperations } from "@/lib/policies/operations";
@@ -9,4 +10,4 @@ import { policyReportOperations } from "@/lib/policies/report-operations";
 import { webhookOperations } from "@/lib/webhooks/operations";
 
 /** Every public operation, for the OpenAPI document. */
-export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...webhookOperations, ...developerAccountOperations];
+export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...webhookOperations, ...developerAccountOperations];

@@ -45,6 +45,11 @@ beforeAll(async () => {
   ids["/v1/policy_rules/{id}"] = (await call("POST", "/v1/policy_rules", { key, json: { policy, type: "account_functions" } })).body.id;
   ids["/v1/accounts/{id}/deploy"] = account;
   VALID["POST /v1/accounts/{id}/deploy"] = { policy };
+  for (const action of ["request_transfer_ownership", "cancel_transfer_ownership", "start_recovery", "complete_recovery"]) {
+    ids[`/v1/accounts/{id}/${action}`] = account;
+    VALID[`POST /v1/accounts/{id}/${action}`] = { policy, newOwnerAddress: "0x00000000000000000000000000000000000000bb" };
+  }
+  delete VALID["POST /v1/accounts/{id}/cancel_transfer_ownership"]!.newOwnerAddress;
   VALID["POST /v1/policy_rules"] = { policy, type: "rate_limit", functionName: "count_per_interval", countLimit: 1, timeIntervalType: "day", timeIntervalValue: 1 };
   VALID["GET /v1/policy_rules"] = { policy };
   // A fixed_rate policy whose "token" has no code, and a developer account to withdraw to.

@@ -62,7 +62,7 @@ export interface IntentSender {
   signer: PrivateKeyAccount | null;
 }
 
-async function playerSender(db: Queryable, account: AccountRow): Promise<IntentSender> {
+export async function playerSender(db: Queryable, account: AccountRow): Promise<IntentSender> {
   const ownerKey = account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
   return {
     id: account.id,
@@ -203,7 +203,7 @@ export const deserializeUserOp = (op: Record<string, string>): UserOp => ({
   signature: op.signature as Hex,
 });
 
-async function loadPolicy(db: Queryable, ctx: ProjectContext, id: string | undefined): Promise<Sponsor | null> {
+export async function loadPolicy(db: Queryable, ctx: ProjectContext, id: string | undefined): Promise<Sponsor | null> {
   if (id === undefined) return null;
   const policy = await referenced(getPolicy(db, ctx, id), "policy", id);
   return { policy, rules: (await rulesOfPolicies(db, ctx, [policy.id])).get(policy.id) ?? [], evaluate: true };
@@ -268,6 +268,8 @@ export interface IntentPlan {
   interactions: Record<string, unknown>[];
   optimistic: boolean;
   confirmationBlocks: number;
+  /** The account's callData as it is, instead of `calls` wrapped in execute/executeBatch (guardian-signed recovery). */
+  callData?: Hex;
   /** A policy withdrawal's token amount. */
   tokenWithdrawal?: bigint;
   /** Runs in the transaction that records the intent, to refuse it under a lock (e.g. over-withdrawal). */
@@ -287,7 +289,8 @@ export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: Ch
     accountCalls.unshift({ to: sender.address, value: 0n, data });
   }
   const charging = plan.sponsor?.evaluate ? await planTokenCharge(db, ctx, chain, plan.sponsor.policy, sender.address) : null;
-  const callData = (charge?: bigint) => {
+  const callData = (charge?: bigint): Hex => {
+    if (plan.callData) return plan.callData;
     const all = charging ? [...accountCalls, transferCall(charging.token, charging.collector.address as Address, charge!)] : accountCalls;
     // Nothing to call (a bare deployment): empty callData reaches the account's receive().
     return all.length ? encodeAccountCalls(all) : "0x";
@@ -307,6 +310,8 @@ export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: Ch
     built.preVerificationGas = preVerificationGas(built);
   }
   const maxCost = requiredPrefund(built);
+  // The sponsorship window is in the chain's time, which a node's clock (or a test chain's) need not share with ours.
+  const chainNow = Number((await publicClient(chain).getBlock({ blockTag: "latest" })).timestamp);
 
   return db.transaction(async (tx) => {
     let op = built;
@@ -320,8 +325,7 @@ export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: Ch
           maxCost,
         });
       }
-      const now = Math.floor(Date.now() / 1000);
-      op = { ...op, paymasterAndData: await signPaymasterAndData(chain, op, { validUntil: now + SPONSORSHIP_SECONDS, validAfter: 0 }) };
+      op = { ...op, paymasterAndData: await signPaymasterAndData(chain, op, { validUntil: chainNow + SPONSORSHIP_SECONDS, validAfter: 0 }) };
     }
     await plan.check?.(tx);
     if (sender.signer) op = await signUserOperation(chain, op, sender.signer);

@@ -1,0 +1,116 @@
+import { encodeFunctionData, isAddressEqual, recoverAddress, type Address, type Hex } from "viem";
+import { smartAccountAbi } from "@/contracts/artifacts";
+import { getAccount, type AccountRow } from "@/lib/accounts/service";
+import { onChain, publicClient } from "@/lib/chain/clients";
+import { requireDeployment } from "@/lib/chain/contracts";
+import { chainFor, type ChainConfig } from "@/lib/chain/registry";
+import type { Queryable } from "@/lib/db/client";
+import { badRequest } from "@/lib/http/errors";
+import { serviceAccount } from "@/lib/keys/service-keys";
+import type { ProjectContext } from "@/lib/projects/service";
+import { loadPolicy, playerSender, recordIntent, type IntentRow, type IntentSender } from "./service";
+
+/**
+ * Operations on the account itself (ownership, recovery) as transaction intents: calls to the
+ * account, so the policy needs an account_functions rule, like any self-call.
+ */
+async function selfIntent(
+  db: Queryable,
+  ctx: ProjectContext,
+  account: AccountRow,
+  policyId: string,
+  functionName: string,
+  data: Hex,
+  options: { sender?: IntentSender; direct?: boolean; args?: unknown[] } = {},
+): Promise<IntentRow> {
+  const chain = chainFor(ctx, account.chainId);
+  const sponsor = await loadPolicy(db, ctx, policyId);
+  await requireDeployment(chain);
+  const to = account.address as Address;
+  return recordIntent(db, ctx, chain, options.sender ?? (await playerSender(db, account)), {
+    calls: [{ to, value: 0n, data }],
+    ruled: [{ contractId: null, to, functionName, self: true }],
+    sponsor,
+    interactions: [{ to, functionName, functionArgs: options.args ?? [], data, value: "0" }],
+    optimistic: false,
+    confirmationBlocks: 5,
+    ...(options.direct ? { callData: data } : {}),
+  });
+}
+
+const readAccount = <T>(chain: ChainConfig, account: AccountRow, functionName: string, args: unknown[] = []) =>
+  onChain(chain, () => publicClient(chain).readContract({ address: account.address as Address, abi: smartAccountAbi, functionName, args } as never) as Promise<T>);
+
+/** Step one of a two-step transfer: the new owner accepts it with its own call to acceptOwnership(). Signed by the owner. */
+export async function requestOwnershipTransfer(db: Queryable, ctx: ProjectContext, id: string, input: { newOwnerAddress: Address; policy: string }) {
+  const account = await getAccount(db, ctx, id);
+  if (isAddressEqual(input.newOwnerAddress, account.ownerAddress as Address)) {
+    throw badRequest(`${input.newOwnerAddress} already owns account ${account.id}.`, { newOwnerAddress: { value: input.newOwnerAddress, message: "is the current owner" } });
+  }
+  const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "transferOwnership", args: [input.newOwnerAddress] });
+  return selfIntent(db, ctx, account, input.policy, "transferOwnership", data, { args: [input.newOwnerAddress] });
+}
+
+export async function cancelOwnershipTransfer(db: Queryable, ctx: ProjectContext, id: string, input: { policy: string }) {
+  const account = await getAccount(db, ctx, id);
+  const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "cancelOwnershipTransfer" });
+  return selfIntent(db, ctx, account, input.policy, "cancelOwnershipTransfer", data);
+}
+
+/**
+ * The service, as a guardian of the account (accounts created with defaultGuardian), signs a
+ * sponsored operation that calls the account's recovery function directly: the only operation a
+ * guardian's signature is valid for.
+ */
+async function guardianSender(db: Queryable, ctx: ProjectContext, id: string): Promise<{ account: AccountRow; chain: ChainConfig; sender: IntentSender }> {
+  const account = await getAccount(db, ctx, id);
+  const chain = chainFor(ctx, account.chainId);
+  await requireDeployment(chain);
+  const guardian = serviceAccount("guardian");
+  const code = await onChain(chain, () => publicClient(chain).getCode({ address: account.address as Address }));
+  if (!code || !(await readAccount<boolean>(chain, account, "isGuardian", [guardian.address]))) {
+    throw badRequest(
+      `The service is not a guardian of account ${account.id}${code ? "" : " (it is not deployed yet)"}: recovery through the API needs an account created with defaultGuardian=true and deployed.`,
+      { id: { value: account.id, message: "the service is not its guardian" } },
+    );
+  }
+  return { account, chain, sender: { ...(await playerSender(db, account)), deployed: true, signer: guardian } };
+}
+
+/** Proposes a new owner; it can take over after the recovery period with enough guardians' signatures. */
+export async function startRecovery(db: Queryable, ctx: ProjectContext, id: string, input: { newOwnerAddress: Address; policy: string }) {
+  const { account, sender } = await guardianSender(db, ctx, id);
+  const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "startRecovery", args: [input.newOwnerAddress] });
+  return selfIntent(db, ctx, account, input.policy, "startRecovery", data, { sender, direct: true, args: [input.newOwnerAddress] });
+}
+
+/**
+ * Completes a due recovery with the other guardians' EIP-712 signatures of `recoveryHash()`;
+ * the service adds its own and orders them by signer as the account requires.
+ */
+export async function completeRecovery(db: Queryable, ctx: ProjectContext, id: string, input: { newOwnerAddress: Address; policy: string; signatures: Hex[] }) {
+  const { account, chain, sender } = await guardianSender(db, ctx, id);
+  const [newOwner] = await readAccount<readonly [Address, bigint, number]>(chain, account, "getRecovery");
+  if (/^0x0{40}$/.test(newOwner)) throw badRequest(`Account ${account.id} has no recovery in progress; start one first.`);
+  if (!isAddressEqual(newOwner, input.newOwnerAddress)) {
+    throw badRequest(`The recovery in progress on account ${account.id} is to ${newOwner}, not ${input.newOwnerAddress}.`, {
+      newOwnerAddress: { value: input.newOwnerAddress, message: `the recovery is to ${newOwner}` },
+    });
+  }
+  const digest = await readAccount<Hex>(chain, account, "recoveryHash");
+  const guardian = serviceAccount("guardian");
+  const ours = await guardian.sign({ hash: digest });
+  const signed = await Promise.all(
+    input.signatures.map(async (signature, i) => {
+      try {
+        return { signer: await recoverAddress({ hash: digest, signature }), signature };
+      } catch {
+        throw badRequest(`signatures[${i}] is not a valid ECDSA signature.`, { [`signatures[${i}]`]: { value: signature, message: "malformed" } });
+      }
+    }),
+  );
+  const all = [...signed.filter((s) => !isAddressEqual(s.signer, guardian.address)), { signer: guardian.address, signature: ours }];
+  all.sort((a, b) => (BigInt(a.signer) < BigInt(b.signer) ? -1 : 1));
+  const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "completeRecovery", args: [all.map((s) => s.signature)] });
+  return selfIntent(db, ctx, account, input.policy, "completeRecovery", data, { sender, direct: true, args: [all.map((s) => s.signature)] });
+}

@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { addressField } from "@/lib/http/fields";
+import { defineOperation } from "@/lib/http/operation";
+import * as actions from "./account-actions";
+import { relayIntent } from "./operations";
+import { presentIntent } from "./present";
+import { intentResponse } from "./schema";
+import type { IntentRow } from "./service";
+
+const tag = "Accounts";
+const policy = z.string({ error: "policy is required: the policy (pol_...) that pays, with an account_functions rule" }).startsWith("pol_", "Expected a policy id (pol_...)");
+const newOwnerAddress = addressField();
+
+const accountAction = <T extends z.ZodObject>(
+  operationId: string,
+  action: string,
+  summary: string,
+  input: T,
+  run: (db: Parameters<typeof actions.startRecovery>[0], ctx: Parameters<typeof actions.startRecovery>[1], id: string, input: z.output<T>) => Promise<IntentRow>,
+) =>
+  defineOperation({
+    operationId,
+    method: "POST",
+    path: `/v1/accounts/{id}/${action}`,
+    summary,
+    tag,
+    input,
+    response: intentResponse,
+    run: async ({ db, project, params, input }) => {
+      const intent = await run(db, project, params.id!, input);
+      return presentIntent(db, project, intent.status === "pending" ? await relayIntent(db, intent, false) : intent, undefined);
+    },
+  });
+
+export const requestTransferOwnership = accountAction(
+  "requestTransferOwnership",
+  "request_transfer_ownership",
+  "Start a two-step ownership transfer (the new owner then calls acceptOwnership on the account)",
+  z.strictObject({ newOwnerAddress, policy }),
+  actions.requestOwnershipTransfer,
+);
+
+export const cancelTransferOwnership = accountAction(
+  "cancelTransferOwnership",
+  "cancel_transfer_ownership",
+  "Cancel a pending ownership transfer",
+  z.strictObject({ policy }),
+  actions.cancelOwnershipTransfer,
+);
+
+export const startRecovery = accountAction(
+  "startRecovery",
+  "start_recovery",
+  "Propose a new owner as the account's guardian (accounts created with defaultGuardian)",
+  z.strictObject({ newOwnerAddress, policy }),
+  actions.startRecovery,
+);
+
+export const completeRecovery = accountAction(
+  "completeRecovery",
+  "complete_recovery",
+  "Complete a due recovery with guardians' signatures of the account's recoveryHash (the service adds its own)",
+  z.strictObject({
+    newOwnerAddress,
+    policy,
+    signatures: z.array(z.string().regex(/^0x[0-9a-fA-F]{130}$/, "Expected a 65-byte ECDSA signature as 0x-prefixed hex")).max(50).default([]),
+  }),
+  (db, ctx, id, input) => actions.completeRecovery(db, ctx, id, { ...input, signatures: input.signatures as `0x${string}`[] }),
+);
+
+export const accountActionOperations = [requestTransferOwnership, cancelTransferOwnership, startRecovery, completeRecovery];
