@@ -123,7 +123,9 @@ export async function checkConfirmations(db: Db, intentId: string): Promise<bool
   const intent = await load(db, intentId);
   if (!intent || intent.blockNumber === null) return true;
   if (intent.confirmedAt) return true;
-  const latest = await publicClient(chainOf(intent)).getBlockNumber();
+  // Not viem's cached block number (kept for its polling interval, 4 s by default): each check
+  // follows a 1 s sleep, so a cached answer would see no new block and cost a useless round.
+  const latest = await publicClient(chainOf(intent)).getBlockNumber({ cacheTime: 0 });
   if (latest < BigInt(intent.blockNumber + intent.confirmationBlocks)) return false;
   await db.update(transactionIntents).set({ confirmedAt: sql`now()` }).where(eq(transactionIntents.id, intent.id));
   return true;

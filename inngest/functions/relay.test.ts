@@ -1,0 +1,141 @@
+import { InngestTestEngine } from "@inngest/test";
+import Openfort from "@openfort/openfort-node";
+import { parseAbiItem, type Hex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import { enqueue, executorAddresses } from "@/lib/chain/relayer";
+import { deserializeUserOp } from "@/lib/intents/service";
+import { call, newProject } from "@/test/api";
+import { chainOf, clientOf } from "@/test/chain";
+import { eventually, intentRow, receiver, runInProcessOnly, sponsoredDeposits } from "@/test/relay-fixtures";
+import { RELAY_EVENT, relayIntent } from "./relay";
+import { deliverWebhook } from "./webhooks";
+
+let key: string;
+let deposits: Awaited<ReturnType<typeof sponsoredDeposits>>;
+let hooks: Awaited<ReturnType<typeof receiver>>;
+
+const relayEvent = (intentId: string) => ({ name: RELAY_EVENT, data: { intentId }, id: `relay:${intentId}` });
+
+/**
+ * step.sleep, mocked so the test does not wait: each sleep mines a block instead, as a real sleep
+ * would let the chain advance. Sleeps past `blocks` should never happen; they also wait a little,
+ * so a check that keeps saying no ends the run (to fail the assertions) instead of exhausting the mocks.
+ */
+const sleepsMining = (blocks: number) =>
+  Array.from({ length: blocks + 30 }, (_, i) => ({
+    id: `wait-for-blocks-${i}`,
+    handler: async () => {
+      await clientOf(31337).request({ method: "anvil_mine" as never, params: ["0x1"] as never });
+      if (i >= blocks) await new Promise((r) => setTimeout(r, 200));
+      return null;
+    },
+  }));
+
+/** A step's stored result, handed back to the resumed run as Inngest does: what the step returned when it ran. */
+const stored = (id: string, data: unknown) => ({ id, handler: () => data });
+
+type Spied = { mock: { calls: unknown[][] } };
+const calledIds = (spy: unknown) => (spy as Spied).mock.calls.map((c) => c[0]);
+
+const userOperationEvents = (userOpHash: Hex) =>
+  clientOf(31337).getLogs({
+    address: serviceDeployment().entryPoint,
+    event: parseAbiItem("event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"),
+    args: { userOpHash },
+    fromBlock: 0n,
+  });
+
+const webhooksFor = (intentId: string) =>
+  hooks.received.filter((r) => JSON.parse(r.body).data.id === intentId).map((r) => ({ ...JSON.parse(r.body), signature: r.headers["openfort-signature"], body: r.body }));
+
+/** The webhook as the official SDK parses it: it throws unless the openfort-signature header matches. */
+const verified = (hook: { body: string; signature: unknown }) => new Openfort(key, "http://127.0.0.1:1").constructWebhookEvent(hook.body, String(hook.signature));
+
+beforeAll(async () => {
+  // The webhook deliveries the relay queues run in-process, to a real receiver; the relay itself runs here.
+  await runInProcessOnly([deliverWebhook]);
+  const project = await newProject("relay function");
+  key = project.keys.test.secret;
+  deposits = await sponsoredDeposits(key);
+  hooks = await receiver();
+  await call("POST", "/v1/settings/webhook", { key, json: { url: `${hooks.url}/hooks` } });
+});
+afterAll(() => hooks?.close());
+
+describe("the relay function (relay-transaction-intent) under @inngest/test", () => {
+  it("lands a sponsored custodial intent created through the API, notifies broadcast, waits for its confirmation blocks, then notifies successful", async () => {
+    const confirmationBlocks = 2;
+    const intent = await deposits.intent(confirmationBlocks);
+    expect(await intentRow(intent.id)).toMatchObject({ status: "pending", response: null, transactionHash: null });
+    const t = new InngestTestEngine({ function: relayIntent, events: [relayEvent(intent.id)] });
+
+    // land: the op is on chain once, and recorded; not confirmed yet, nothing notified yet.
+    const land = await t.executeStep("land");
+    expect(land.error).toBeUndefined();
+    expect(land.result).toBe("landed");
+    const landed = await intentRow(intent.id);
+    expect(landed).toMatchObject({ status: "successful", confirmedAt: null, response: { status: 1, transactionHash: landed.transactionHash, blockNumber: landed.blockNumber } });
+    expect((await clientOf(31337).getTransactionReceipt({ hash: landed.transactionHash as Hex })).status).toBe("success");
+    expect(await userOperationEvents(intent.userOperationHash)).toHaveLength(1);
+    expect(webhooksFor(intent.id)).toEqual([]);
+
+    // notify-broadcast, the run resumed with land's stored result: the broadcast webhook goes out.
+    const broadcast = await t.executeStep("notify-broadcast", { steps: [stored("land", land.result)] });
+    expect(broadcast.result).toBe(true);
+    const [first] = await eventually("the broadcast webhook", () => webhooksFor(intent.id).length > 0 && webhooksFor(intent.id));
+    expect(first).toMatchObject({ type: "transaction_intent.broadcast", data: { id: intent.id, response: { status: 1 } } });
+    await expect(verified(first!)).resolves.toMatchObject({ type: "transaction_intent.broadcast" });
+
+    // The rest of the run: confirmation checks between sleeps until the blocks are there, then successful.
+    const { result, error, ctx } = await t.execute({ steps: [...sleepsMining(confirmationBlocks), stored("land", land.result), stored("notify-broadcast", broadcast.result)] });
+    expect(error).toBeUndefined();
+    expect(result).toEqual({ intentId: intent.id, outcome: "landed", confirmed: true });
+    const ran = calledIds(ctx.step.run);
+    const checks = ran.filter((id) => String(id).startsWith("confirmations-"));
+    // Each sleep mines a block (and the chain mines one a second besides): at most one check per block.
+    expect(checks.length).toBeGreaterThanOrEqual(1);
+    expect(checks.length).toBeLessThanOrEqual(confirmationBlocks + 1);
+    expect(ran).toEqual(["land", "notify-broadcast", ...checks.map((_, i) => `confirmations-${i}`), "notify-confirmed"]);
+    expect(calledIds(ctx.step.sleep)).toEqual(checks.slice(1).map((_, i) => `wait-for-blocks-${i}`));
+
+    const confirmed = await intentRow(intent.id);
+    expect(confirmed.confirmedAt).toBeInstanceOf(Date);
+    expect(await clientOf(31337).getBlockNumber({ cacheTime: 0 })).toBeGreaterThanOrEqual(BigInt(confirmed.blockNumber! + confirmationBlocks));
+    const events = await eventually("the successful webhook", () => webhooksFor(intent.id).length > 1 && webhooksFor(intent.id));
+    expect(events.map((e) => e.type)).toEqual(["transaction_intent.broadcast", "transaction_intent.successful"]);
+    expect(events[1]).toMatchObject({ data: { id: intent.id, response: { status: 1, transactionHash: landed.transactionHash } } });
+    await expect(verified(events[1]!)).resolves.toMatchObject({ type: "transaction_intent.successful" });
+    const { body } = await call("GET", `/v1/transaction_intents/${intent.id}`, { key });
+    expect(body.response).toMatchObject({ status: 1, transactionHash: landed.transactionHash });
+  }, 60_000);
+
+  it("re-executing land after the op landed (a crash before it was recorded) records that op and sends nothing again", async () => {
+    const intent = await deposits.intent(1);
+    const pending = await intentRow(intent.id);
+    // What a process that died right after sending leaves behind: the op on chain, the intent still pending.
+    const sent = await enqueue(chainOf(31337), deserializeUserOp(pending.userOperation));
+    expect(sent.receipt.success).toBe(true);
+    expect(await intentRow(intent.id)).toMatchObject({ status: "pending", transactionHash: null });
+
+    const executorNonces = () => Promise.all(executorAddresses(chainOf(31337)).map((address) => clientOf(31337).getTransactionCount({ address, blockTag: "pending" })));
+    const noncesBefore = await executorNonces();
+
+    const retried = await new InngestTestEngine({ function: relayIntent, events: [relayEvent(intent.id)] }).executeStep("land");
+    expect(retried.error).toBeUndefined();
+    expect(retried.result).toBe("landed");
+    expect(await intentRow(intent.id)).toMatchObject({ status: "successful", transactionHash: sent.receipt.transactionHash, response: { status: 1, transactionHash: sent.receipt.transactionHash } });
+    expect(await userOperationEvents(intent.userOperationHash)).toHaveLength(1);
+    // Not even a failing second bundle: this process's executors sent no transaction.
+    expect(await executorNonces()).toEqual(noncesBefore);
+
+    // The whole run delivered again (a duplicate event): land finds nothing pending, the run ends there.
+    const again = await new InngestTestEngine({ function: relayIntent, events: [relayEvent(intent.id)] }).execute();
+    expect(again.error).toBeUndefined();
+    expect(again.result).toEqual({ intentId: intent.id, outcome: "not-pending" });
+    expect(calledIds(again.ctx.step.run)).toEqual(["land"]);
+    expect(await userOperationEvents(intent.userOperationHash)).toHaveLength(1);
+    expect((await intentRow(intent.id)).transactionHash).toBe(sent.receipt.transactionHash);
+    expect(await executorNonces()).toEqual(noncesBefore);
+  }, 60_000);
+});
