@@ -24,7 +24,8 @@ export const relayIntent = inngest.createFunction(
     for (let check = 0; ; check++) {
       const confirmed = await step.run(`confirmations-${check}`, async () => checkConfirmations(await getDb(), intentId));
       if (confirmed) break;
-      await step.sleep(`wait-for-blocks-${check}`, "1s");
+      // 1 s between the first checks, then longer, up to 30 s: slow chains and many confirmation blocks stay within a run's step limit.
+      await step.sleep(`wait-for-blocks-${check}`, `${Math.min(30, 2 ** Math.floor(check / 5))}s`);
     }
     // The confirmation webhook: after confirmationBlocks blocks, successful or failed by the op's status.
     await step.run("notify-confirmed", async () => notifyIntent(intentId, (await intentStatus(intentId)) === "successful" ? "transaction_intent.successful" : "transaction_intent.failed"));
