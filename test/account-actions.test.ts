@@ -3,20 +3,11 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { beforeAll, describe, expect, it } from "vitest";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject, waitForLanding } from "./api";
 import { clientOf } from "./chain";
 
 let project: ProjectWithKeys;
 
-async function landed(key: string, id: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await call("GET", `/v1/transaction_intents/${id}`, { key });
-    if (body.response) return body;
-    if (Date.now() > deadline) throw new Error(`intent ${id} did not land: ${JSON.stringify(body)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function selfPolicy(key: string, chainId: number, withRule = true) {
   const { body: policy } = await call("POST", "/v1/policies", { key, json: { name: "self", chainId, strategy: { sponsorSchema: "pay_for_user" } } });
@@ -45,12 +36,12 @@ describe("ownership transfer", () => {
     const requested = await call("POST", `/v1/accounts/${account.id}/request_transfer_ownership`, { key, form: { newOwnerAddress: newOwner, policy: policy.id } });
     expect(requested.status, JSON.stringify(requested.body)).toBe(200);
     expect(requested.body).toMatchObject({ object: "transactionIntent", account: { id: account.id }, policy: { id: policy.id } });
-    expect((await landed(key, requested.body.id)).response.status).toBe(1);
+    expect((await waitForLanding(key, requested.body.id)).response.status).toBe(1);
     const synced = await call("POST", `/v1/accounts/${account.id}/sync`, { key });
     expect(synced.body).toMatchObject({ deployed: true, custodial: true, pendingOwnerAddress: newOwner });
 
     const cancelled = await call("POST", `/v1/accounts/${account.id}/cancel_transfer_ownership`, { key, json: { policy: policy.id } });
-    expect((await landed(key, cancelled.body.id)).response.status).toBe(1);
+    expect((await waitForLanding(key, cancelled.body.id)).response.status).toBe(1);
     expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body.pendingOwnerAddress).toBeUndefined();
     // Nothing pending any more: the simulation finds the revert before anything is sent.
     expect(expectError(await call("POST", `/v1/accounts/${account.id}/cancel_transfer_ownership`, { key, json: { policy: policy.id } }), 400).message).toMatch(/NoPendingOwnershipTransfer/);
@@ -65,7 +56,7 @@ describe("ownership transfer", () => {
     expect(res.body.nextAction).toMatchObject({ type: "sign_with_wallet" });
     const signature = await owner.signMessage({ message: { raw: res.body.nextAction.payload.userOperationHash } });
     await call("POST", `/v1/transaction_intents/${res.body.id}/signature`, { key, json: { signature } });
-    expect((await landed(key, res.body.id)).response.status).toBe(1);
+    expect((await waitForLanding(key, res.body.id)).response.status).toBe(1);
   }, 60_000);
 });
 
@@ -83,7 +74,7 @@ describe("social recovery through the service as guardian", () => {
 
     const started = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } });
     expect(started.status, JSON.stringify(started.body)).toBe(200);
-    expect((await landed(key, started.body.id)).response.status).toBe(1);
+    expect((await waitForLanding(key, started.body.id)).response.status).toBe(1);
     const client = clientOf(chainId);
     const [pending] = await client.readContract({ address: account.address as Address, abi: smartAccountAbi, functionName: "getRecovery" });
     expect(pending).toBe(newOwner);
@@ -97,7 +88,7 @@ describe("social recovery through the service as guardian", () => {
     await client.request({ method: "evm_mine" as never, params: [] as never });
     const completed = await call("POST", `/v1/accounts/${account.id}/complete_recovery`, { key, form: { newOwnerAddress: newOwner, policy: policy.id } });
     expect(completed.status, JSON.stringify(completed.body)).toBe(200);
-    expect((await landed(key, completed.body.id)).response.status).toBe(1);
+    expect((await waitForLanding(key, completed.body.id)).response.status).toBe(1);
     expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ ownerAddress: newOwner, custodial: false });
 
     // An account without the service as guardian cannot be recovered through the API.

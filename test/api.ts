@@ -121,3 +121,14 @@ export function expectError(res: ApiResponse, status: number, type?: string) {
   if (JSON.stringify(res.body).includes("    at ")) throw new Error("stack trace leaked");
   return error as { type: string; message: string; details?: Record<string, { value?: unknown; message: string }> };
 }
+
+/** Polls an intent until it has a `response` (it landed), or fails after `timeoutMs`. */
+export async function waitForLanding(key: string, id: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await call("GET", `/v1/transaction_intents/${id}`, { key });
+    if (body.response) return body;
+    if (Date.now() > deadline) throw new Error(`intent ${id} did not land: ${JSON.stringify(body)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

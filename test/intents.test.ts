@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject, waitForLanding } from "./api";
 import { clientOf } from "./chain";
 
 let project: ProjectWithKeys;
@@ -25,15 +25,7 @@ async function sponsoringPolicy(rules: Record<string, unknown>[] = [{ type: "con
 /** depositTo(<the player's account>) on the EntryPoint: a real call that emits a Deposited event. */
 const deposit = (who: string) => ({ contract: entryPoint.id, functionName: "depositTo", functionArgs: [who] });
 
-async function landed(id: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await call("GET", `/v1/transaction_intents/${id}`, { key });
-    if (body.response) return body;
-    if (Date.now() > deadline) throw new Error(`intent ${id} did not land: ${JSON.stringify(body)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const landed = (id: string, timeoutMs?: number) => waitForLanding(key, id, timeoutMs);
 
 beforeAll(async () => {
   project = await newProject("intents");

@@ -6,7 +6,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { requiredPrefund } from "@/lib/chain/userop";
 import { deserializeUserOp } from "@/lib/intents/service";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject, waitForLanding } from "./api";
 import { clientOf, fundedWallet, mined } from "./chain";
 
 let project: ProjectWithKeys;
@@ -20,15 +20,7 @@ const ENTRY_POINT_ABI = entryPointAbi.filter((item) => item.type === "function" 
 const deposit = (who: string) => ({ contract: entryPoint.id, functionName: "depositTo", functionArgs: [who] });
 const tokensOf = (address: string) => clientOf(CHAIN).readContract({ address: token.address, abi: erc20Abi, functionName: "balanceOf", args: [address as Address] });
 
-async function landed(id: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await call("GET", `/v1/transaction_intents/${id}`, { key });
-    if (body.response) return body;
-    if (Date.now() > deadline) throw new Error(`intent ${id} did not land: ${JSON.stringify(body)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const landed = (id: string, timeoutMs?: number) => waitForLanding(key, id, timeoutMs);
 
 async function tokenPolicy(sponsorSchema: "fixed_rate" | "charge_custom_tokens", tokenContractAmount: string) {
   const res = await call("POST", "/v1/policies", { key, form: { name: sponsorSchema, chainId: CHAIN, strategy: { sponsorSchema, tokenContract: token.id, tokenContractAmount } } });
