@@ -8,7 +8,6 @@ import { clientOf } from "./chain";
 
 let project: ProjectWithKeys;
 
-
 async function selfPolicy(key: string, chainId: number, withRule = true) {
   const { body: policy } = await call("POST", "/v1/policies", { key, json: { name: "self", chainId, strategy: { sponsorSchema: "pay_for_user" } } });
   if (withRule) await call("POST", "/v1/policy_rules", { key, json: { policy: policy.id, type: "account_functions" } });
