@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import postgres from "postgres";
 import { encodeFunctionData, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
@@ -19,8 +20,10 @@ const MINED_WHILE_DEAD = 3;
 
 let server: RunningServer;
 beforeAll(async () => {
-  // Ops wait 2 s in the relay queue for company: the kill finds some there, in memory only.
-  server = await startServer({ RELAY_BATCH_WINDOW_MS: "2000" });
+  // Ops wait 2 s in the relay queue for company: the kill finds them there, in memory only. On
+  // PostgreSQL the restarted server takes the dead one's runs over when their lease runs out (on
+  // PGlite at once: it owns the database alone).
+  server = await startServer({ RELAY_BATCH_WINDOW_MS: "2000", RUNNER_LEASE_MS: "5000" });
 }, 600_000);
 afterAll(async () => {
   await server?.stop();
@@ -46,34 +49,44 @@ describe("a server killed mid-relay", () => {
       if (res.status !== 200) throw new Error(`${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
       return json as T;
     };
-    const landed = async (id: string, timeoutMs: number): Promise<Intent> => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const intent = await api<Intent>("GET", `/v1/transaction_intents/${id}`);
-        if (intent.response) return intent;
-        if (Date.now() > deadline) throw new Error(`intent ${id} did not land: ${JSON.stringify(intent)}\n${server.output().slice(-3000)}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    };
-
     const entryPoint = await api("POST", "/v1/contracts", { name: "EntryPoint", chainId: 31337, address: ENTRY_POINT, abi: ENTRY_POINT_ABI });
     const policy = await api("POST", "/v1/policies", { name: "Free", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } });
     await api("POST", "/v1/policy_rules", { policy: policy.id, type: "contract_functions", contract: entryPoint.id, functionName: "depositTo" });
     const account = await api("POST", "/v1/accounts", { chainId: 31337 });
+    /** Waits until every intent has its response; fails at once when an intent of the account failed. */
+    const landed = async (ids: string[], timeoutMs: number): Promise<Intent[]> => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const failed = await api("GET", `/v1/transaction_intents?account[]=${account.id}&status=0&limit=100`);
+        if (failed.total > 0) throw new Error(`intents failed: ${JSON.stringify(failed.data)}\n${server.output().slice(-3000)}`);
+        const intents = await Promise.all(ids.map((id) => api<Intent>("GET", `/v1/transaction_intents/${id}`)));
+        if (intents.every((i) => i.response)) return intents;
+        const pending = intents.filter((i) => !i.response).map((i) => i.id);
+        if (Date.now() > deadline) throw new Error(`intents did not land: ${pending.join(", ")}\n${server.output().slice(-3000)}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
     const intent = () => api<Intent>("POST", "/v1/transaction_intents", { chainId: 31337, account: account.id, policy: policy.id, interactions: [{ contract: entryPoint.id, functionName: "depositTo", functionArgs: [account.id] }] });
     // The account's deployment rides on a first op; after it, ops of the account land in any order.
-    const deployment = await landed((await intent()).id, 60_000);
+    const [deployment] = (await landed([(await intent()).id], 60_000)) as [Intent];
     expect(deployment.response!.status).toBe(1);
     const fromBlock = BigInt(deployment.response!.blockNumber) + 1n;
     const onChain = async () => (await entryPointHistory(31337, account.address, fromBlock)).timesByHash;
 
     // Some intents land and wait for their confirmation blocks…
     const first = await Promise.all(Array.from({ length: LANDED_BEFORE }, intent));
-    await Promise.all(first.map((i) => landed(i.id, 60_000)));
+    await landed(first.map((i) => i.id), 60_000);
     // …the others are accepted (200, recorded, relay queued), and the server dies at once.
     const second = await Promise.all(Array.from({ length: IN_FLIGHT }, intent));
     await server.kill();
     const all = [...first, ...second];
+    if (server.env.DATABASE_URL) {
+      // On PostgreSQL we can look: the dead server held runs mid-execution, leased; the restarted one must take them over.
+      const db = postgres(server.env.DATABASE_URL, { max: 1, onnotice: () => {} });
+      const [row] = await db`select count(*)::int as held from function_runs where status = 'running' and locked_until > now()`;
+      await db.end();
+      expect(row!.held).toBeGreaterThan(0);
+    }
 
     const atKill = await onChain();
     const notLanded = second.filter((i) => !atKill.has(i.userOperationHash));
@@ -85,10 +98,10 @@ describe("a server killed mid-relay", () => {
     const data = encodeFunctionData({ abi: entryPointAbi, functionName: "handleOps", args: [bundled.map((i) => toEntryPointOp(deserializeUserOp(i.userOperation))), wallet.account.address] });
     const deadBundle = (await mined(31337, await wallet.sendTransaction({ to: ENTRY_POINT, data }))).transactionHash;
 
-    const killedAt = Date.now();
+    const restartedAt = Date.now();
     await server.restart();
-    const done = await Promise.all(all.map((i) => landed(i.id, 150_000)));
-    const recoveredInMs = Date.now() - killedAt;
+    const done = await landed(all.map((i) => i.id), 150_000);
+    const recoveredInMs = Date.now() - restartedAt;
 
     // Every intent succeeded, each op executed exactly once on chain, and nothing else did.
     for (const i of done) expect(i.response, i.id).toMatchObject({ status: 1 });
@@ -109,6 +122,6 @@ describe("a server killed mid-relay", () => {
     expect(failed.total).toBe(0);
     const succeeded = await api("GET", `/v1/transaction_intents?account[]=${account.id}&status=1&limit=100`);
     expect(succeeded.total).toBe(N + 1);
-    console.log(`durability: ${notLanded.length} of ${IN_FLIGHT} ops not on chain at the kill (${MINED_WHILE_DEAD} mined while dead); all ${N} landed ${recoveredInMs} ms after the kill`);
+    console.log(`durability: ${notLanded.length} of ${IN_FLIGHT} ops not on chain at the kill (${MINED_WHILE_DEAD} mined while dead); all ${N} landed ${recoveredInMs} ms after the restart began`);
   }, 300_000);
 });
