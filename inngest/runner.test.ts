@@ -125,22 +125,53 @@ describe("the embedded runner", () => {
         await step.run("second", async () => {
           if (!crashed) {
             crashed = true;
-            await new Promise(() => {}); // the first process hangs here forever, as if killed
+            await new Promise(() => {}); // the first process hangs here forever…
           }
           done.push("second");
         });
         return done.length;
       });
-    const first = new EmbeddedRunner(await getDb(), [make()], { pollMs: 20, leaseMs: 300 });
+    // …and loses its database, as a killed process would: its lease is no longer renewed.
+    let dead = false;
+    const db = await getDb();
+    const dying = new Proxy(db, {
+      get: (target, prop, receiver) => {
+        if (dead) throw new Error("this process is dead");
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const first = new EmbeddedRunner(dying, [make()], { pollMs: 60_000, leaseMs: 300 });
     await first.start();
     const eventId = uid();
     await first.send([{ name, data: {}, id: eventId }]);
-    await new Promise((r) => setTimeout(r, 100));
+    while (!crashed) await new Promise((r) => setTimeout(r, 10));
+    dead = true;
     // a second process with the same definitions takes over once the lease runs out
     await runnerWith([make()], { leaseMs: 300 });
     const [run] = await settled(eventId);
     expect(run).toMatchObject({ status: "completed", output: 2 });
     expect(done).toEqual(["first", "second"]);
+  });
+
+  it("keeps the lease of a run whose step outlasts it: neither this process nor another runs it twice", async () => {
+    const name = `test/slow-${uid()}`;
+    const id = `slow-${uid()}`;
+    let runs = 0;
+    const make = () =>
+      inngest.createFunction({ id, triggers: [{ event: name }] }, async ({ step }) =>
+        step.run("slow", async () => {
+          runs++;
+          await new Promise((r) => setTimeout(r, 1_500));
+          return "done";
+        }),
+      );
+    const first = await runnerWith([make()], { leaseMs: 300 });
+    await runnerWith([make()], { leaseMs: 300 });
+    const eventId = uid();
+    await first.send([{ name, data: {}, id: eventId }]);
+    const [run] = await settled(eventId);
+    expect(run).toMatchObject({ status: "completed", output: "done" });
+    expect(runs).toBe(1);
   });
 
   it("takes over a dead process's runs at once when it owns the database alone (embedded)", async () => {

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
 import type { InngestFunction } from "inngest";
 import { ServerTiming } from "inngest/internals";
 import { StepMode } from "inngest/types";
@@ -23,7 +23,10 @@ export interface RunnerOptions {
   pollMs?: number;
   /** Runs executed at once by this process. */
   concurrency?: number;
-  /** How long a claimed run is ours before another process may take it over (a crashed owner). */
+  /**
+   * How long a claimed run stays ours without word from us: renewed while the run executes, so only
+   * a process that died (or lost the database) has its runs taken over, this long after.
+   */
   leaseMs?: number;
   /** First retry delay; doubles per attempt up to a minute. */
   retryBaseMs?: number;
@@ -67,6 +70,8 @@ export class EmbeddedRunner {
   private readonly byId: Map<string, AnyFunction>;
   private readonly byEvent = new Map<string, AnyFunction[]>();
   private readonly active = new Set<Promise<void>>();
+  /** Ids of the runs this process is executing: never claimed again meanwhile. */
+  private readonly executing = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
   private ticking = false;
@@ -169,6 +174,7 @@ export class EmbeddedRunner {
           inArray(functionRuns.functionId, ids),
           sql`${functionRuns.runAt} <= now()`,
           sql`(${functionRuns.lockedUntil} is null or ${functionRuns.lockedUntil} < now())`,
+          this.executing.size ? notInArray(functionRuns.id, [...this.executing]) : undefined,
         ),
       )
       .orderBy(functionRuns.runAt)
@@ -214,7 +220,27 @@ export class EmbeddedRunner {
     return execution.start();
   }
 
+  /** Keeps the run's lease while it executes: a step may well outlast it (a bundle waiting to be mined). */
   private async execute(run: RunRow): Promise<void> {
+    this.executing.add(run.id);
+    const lease = `${this.opts.leaseMs} milliseconds`;
+    const renew = async () => {
+      await this.db
+        .update(functionRuns)
+        .set({ lockedUntil: sql`now() + ${lease}::interval` })
+        .where(and(eq(functionRuns.id, run.id), eq(functionRuns.status, "running")));
+    };
+    const heartbeat = setInterval(() => void renew().catch(() => {}), Math.max(10, Math.floor(this.opts.leaseMs / 3)));
+    heartbeat.unref?.();
+    try {
+      await this.executeSteps(run);
+    } finally {
+      clearInterval(heartbeat);
+      this.executing.delete(run.id);
+    }
+  }
+
+  private async executeSteps(run: RunRow): Promise<void> {
     const fn = this.byId.get(run.functionId)!;
     const maxRetries = (fn.opts as { retries?: number }).retries ?? DEFAULT_RETRIES;
     const order = [...run.steps.order];

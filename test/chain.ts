@@ -1,6 +1,8 @@
-import { parseEther, toHex, type Hex } from "viem";
+import { getAbiItem, parseEther, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient, walletClient } from "@/lib/chain/clients";
+import { serviceDeployment } from "@/lib/chain/contracts";
 import { findChain } from "@/lib/chain/registry";
 
 export const chainOf = (chainId: number) => findChain(chainId)!;
@@ -19,4 +21,20 @@ export async function mined(chainId: number, hash: Hex) {
   const receipt = await clientOf(chainId).waitForTransactionReceipt({ hash });
   if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
   return receipt;
+}
+
+/**
+ * What the EntryPoint recorded for `sender` from `fromBlock` on: its UserOperationEvents (one per
+ * op executed, whatever the bundle) and the Deposited events naming it (what depositTo(sender) did).
+ */
+export async function entryPointHistory(chainId: number, sender: Address, fromBlock: bigint) {
+  const client = clientOf(chainId);
+  const address = serviceDeployment().entryPoint;
+  const [operations, deposits] = await Promise.all([
+    client.getLogs({ address, event: getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" }), args: { sender }, fromBlock, toBlock: "latest" }),
+    client.getLogs({ address, event: getAbiItem({ abi: entryPointAbi, name: "Deposited" }), args: { account: sender }, fromBlock, toBlock: "latest" }),
+  ]);
+  const timesByHash = new Map<Hex, number>();
+  for (const log of operations) timesByHash.set(log.args.userOpHash!, (timesByHash.get(log.args.userOpHash!) ?? 0) + 1);
+  return { operations: operations.map((log) => log.args), timesByHash, deposits: deposits.length };
 }

@@ -5,7 +5,7 @@ import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf } from "./chain";
+import { clientOf, entryPointHistory } from "./chain";
 
 let project: ProjectWithKeys;
 let key: string;
@@ -84,19 +84,29 @@ describe("sponsored custodial intents", () => {
     expect(res.body.response).toMatchObject({ status: 1 });
   });
 
-  it("lands 20 concurrent intents of one account, each with its own nonce", async () => {
+  it("lands 50 concurrent intents of one account, each with its own nonce, the paymaster paying for all", async () => {
     const policy = await sponsoringPolicy();
     const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337 } });
     const first = await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy: policy.id, interactions: [deposit(account.id)] } });
-    await landed(first.body.id);
+    const deployed = await landed(first.body.id);
     const created = await Promise.all(
-      Array.from({ length: 20 }, () => call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy: policy.id, interactions: [deposit(account.id)] } })),
+      Array.from({ length: 50 }, () => call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy: policy.id, interactions: [deposit(account.id)] } })),
     );
     for (const res of created) expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const done = await Promise.all(created.map((res) => landed(res.body.id, 60_000)));
-    expect(done.every((i) => i.response.status === 1)).toBe(true);
-    expect(new Set(done.map((i) => i.userOperation.nonce)).size).toBe(20);
-  }, 120_000);
+    const done = await Promise.all(created.map((res) => landed(res.body.id, 90_000)));
+    for (const intent of done) expect(intent.response, intent.id).toMatchObject({ status: 1 });
+    // 2D nonces: 50 distinct keys, each op the first (sequence 0) of its key
+    const nonces = done.map((i) => BigInt(i.userOperation.nonce));
+    expect(new Set(nonces.map((n) => n >> 64n)).size).toBe(50);
+    expect(nonces.every((n) => (n & (2n ** 64n - 1n)) === 0n)).toBe(true);
+    // On chain, after the deploying op: each op executed exactly once, paid by our paymaster, and depositTo ran 50 times.
+    const history = await entryPointHistory(31337, account.address, BigInt(deployed.response.blockNumber) + 1n);
+    expect(history.operations).toHaveLength(50);
+    expect([...history.timesByHash.keys()].sort()).toEqual(done.map((i) => i.userOperationHash).sort());
+    for (const op of history.operations) expect(op).toMatchObject({ success: true, paymaster: serviceDeployment().paymaster });
+    expect(history.deposits).toBe(50);
+    expect(await clientOf(31337).getBalance({ address: account.address })).toBe(0n);
+  }, 180_000);
 });
 
 describe("refusals: nothing is sent", () => {

@@ -22,15 +22,24 @@ export interface RunningServer {
   url: string;
   env: NodeJS.ProcessEnv;
   dataDir: string;
+  /** Everything the server printed, over all its starts. */
   output: () => string;
+  /**
+   * SIGKILLs the process, as a crash or the OOM killer would: no shutdown, data dir and database
+   * stay. (`next start` serves from its own process: there is no child left running.)
+   */
+  kill(): Promise<void>;
+  /** Starts it again after `kill()`: same port, data dir, database, master key and environment. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
  * A production server (`next start`) as a user runs it, on a fresh database of its own:
- * a new `.data/` with PGlite, or a new database on the DATABASE_URL server.
+ * a new `.data/` with PGlite, or a new database on the DATABASE_URL server. `extraEnv` adds to
+ * (or overrides) its environment.
  */
-export async function startServer(): Promise<RunningServer> {
+export async function startServer(extraEnv: Record<string, string> = {}): Promise<RunningServer> {
   execFileSync(process.execPath, [path.join(root, "scripts/build-if-stale.mjs")], { cwd: root, stdio: "inherit" });
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "wallet-server-"));
@@ -41,6 +50,7 @@ export async function startServer(): Promise<RunningServer> {
     PORT: String(port),
     NODE_ENV: "production",
     RELAY_EXECUTOR_OFFSET: String(1000 + port),
+    ...extraEnv,
   };
   delete env.PGLITE_DATA_DIR;
   delete env.VITEST;
@@ -51,38 +61,54 @@ export async function startServer(): Promise<RunningServer> {
     dropDatabase = database.drop;
   }
   let output = "";
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1", "-p", String(port), "--keepAliveTimeout", "65000"], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout!.on("data", (d) => (output += d));
-  child.stderr!.on("data", (d) => (output += d));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`);
-    try {
-      const res = await fetch(`${url}/v1/players`);
-      // ready once the database is up and the pipeline answers (401 without a key)
-      if (res.status === 401 && output.includes("Database:")) break;
-    } catch {
-      // not listening yet
+  let child: ChildProcess;
+
+  async function launch() {
+    const startedAt = output.length;
+    child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1", "-p", String(port), "--keepAliveTimeout", "65000"], {
+      cwd: root,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout!.on("data", (d) => (output += d));
+    child.stderr!.on("data", (d) => (output += d));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`server exited early:\n${output.slice(startedAt)}`);
+      try {
+        const res = await fetch(`${url}/v1/players`);
+        // ready once the database is up and the pipeline answers (401 without a key)
+        if (res.status === 401 && output.slice(startedAt).includes("Database:")) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`server did not start:\n${output.slice(startedAt)}`);
+      await new Promise((r) => setTimeout(r, 200));
     }
-    if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
   }
+
+  const exit = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill(signal);
+    await exited;
+  };
+
+  await launch();
   return {
     url,
     env,
     dataDir,
     output: () => output,
+    kill: () => exit("SIGKILL"),
+    async restart() {
+      if (child.exitCode === null && child.signalCode === null) throw new Error("restart() needs the server to be dead: kill() it first");
+      output += `\n----- restart -----\n`;
+      await launch();
+    },
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once("exit", r));
-        child.kill("SIGTERM");
-        await exited;
-      }
+      await exit("SIGTERM");
       await dropDatabase();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
