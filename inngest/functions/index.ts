@@ -1,5 +1,6 @@
+import { cancelUnsignedIntent } from "./expire";
 import { relayIntent } from "./relay";
 import { deliverWebhook } from "./webhooks";
 
 /** Every background function: served to Inngest at /api/inngest, or run by the embedded runner. */
-export const functions = [relayIntent, deliverWebhook];
+export const functions = [relayIntent, deliverWebhook, cancelUnsignedIntent];

@@ -28,7 +28,7 @@ const accountAction = <T extends z.ZodObject>(
     response: intentResponse,
     run: async ({ db, project, params, input }) => {
       const intent = await run(db, project, params.id!, input);
-      return presentIntent(db, project, intent.status === "pending" ? await relayIntent(db, intent, false) : intent, undefined);
+      return presentIntent(db, project, await relayIntent(db, intent, false), undefined);
     },
   });
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { presentAccount } from "@/lib/accounts/present";
 import { accountResponse } from "@/lib/accounts/schema";
 import { syncAccount } from "@/lib/accounts/service";
+import { EXPIRE_EVENT } from "@/inngest/functions/expire";
 import { RELAY_EVENT } from "@/inngest/functions/relay";
 import { sendEvents } from "@/inngest/send";
 import type { Db } from "@/lib/db/client";
@@ -19,8 +20,15 @@ const tag = "Transaction intents";
 /** How long an optimistic request waits for its op to land before answering anyway. */
 const OPTIMISTIC_WAIT_MS = 15_000;
 
-/** Hands a pending intent to the relay; with `optimistic`, waits (a while) until it has landed. */
+/**
+ * Hands a pending intent to the relay (with `optimistic`, waits a while until it has landed), or
+ * schedules the cancellation of a sponsored one still awaiting its signature when its sponsorship ends.
+ */
 export async function relayIntent(db: Db, intent: intents.IntentRow, optimistic: boolean) {
+  if (intent.status === "awaiting_signature") {
+    if (intent.sponsored) await sendEvents([{ name: EXPIRE_EVENT, data: { intentId: intent.id }, id: `expire:${intent.id}` }]);
+    return intent;
+  }
   await sendEvents([{ name: RELAY_EVENT, data: { intentId: intent.id }, id: `relay:${intent.id}` }]);
   if (!optimistic) return intent;
   const deadline = Date.now() + OPTIMISTIC_WAIT_MS;
@@ -41,7 +49,7 @@ export const createIntent = defineOperation({
   response: intentResponse,
   run: async ({ db, project, input }) => {
     let { intent } = await intents.createIntent(db, project, input);
-    if (intent.status === "pending") intent = await relayIntent(db, intent, input.optimistic ?? false);
+    intent = await relayIntent(db, intent, input.optimistic ?? false);
     return presentIntent(db, project, intent, input.expand);
   },
 });

@@ -131,4 +131,14 @@ export async function checkConfirmations(db: Db, intentId: string): Promise<bool
   return true;
 }
 
+/** Cancels an intent still awaiting its signature (its sponsorship has ended); false when it moved on. */
+export async function cancelUnsigned(db: Db, intentId: string): Promise<boolean> {
+  const rows = await db
+    .update(transactionIntents)
+    .set({ status: "cancelled", error: "not signed before its sponsorship ended", updatedAt: sql`now()` })
+    .where(and(eq(transactionIntents.id, intentId), eq(transactionIntents.status, "awaiting_signature")))
+    .returning({ id: transactionIntents.id });
+  return rows.length > 0;
+}
+
 export const intentStatus = async (intentId: string) => (await load(await getDb(), intentId))?.status;

@@ -41,7 +41,7 @@ import { serializeIntent } from "./serializer";
 export type IntentRow = typeof transactionIntents.$inferSelect;
 
 /** How long the paymaster's signature stays valid: the window to sign (non-custodial) and land. */
-const SPONSORSHIP_SECONDS = 3600;
+export const SPONSORSHIP_SECONDS = 3600;
 
 const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
   and(eq(transactionIntents.projectId, ctx.projectId), eq(transactionIntents.livemode, ctx.livemode), ...conditions);
