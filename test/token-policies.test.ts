@@ -188,7 +188,10 @@ describe("charge_custom_tokens", () => {
     const charged = parseEther("100") - (await tokensOf(account.address));
     const op = deserializeUserOp(res.body.userOperation);
     const ceil = (n: bigint) => (n + 10n ** 18n - 1n) / 10n ** 18n;
-    expect(charged).toBe(ceil((requiredPrefund(op) + 384n * op.maxFeePerGas) * rate));
+    // The charge was priced on the estimate, whose preVerificationGas differs from the final op's by at most
+    // 384 gas (the 32 amount bytes, zero or not), plus 384 gas of margin: never less than the op may cost.
+    expect(charged).toBeGreaterThanOrEqual(ceil(requiredPrefund(op) * rate));
+    expect(charged).toBeLessThanOrEqual(ceil((requiredPrefund(op) + 768n * op.maxFeePerGas) * rate));
     expect(charged).toBeGreaterThanOrEqual(ceil(BigInt(done.response.gasFee) * rate));
     expect((await tokensOf(collecting.address)) - before).toBe(charged);
     expect((await call("GET", `/v1/policies/${policy.id}/withdraw`, { key })).body.data[0].availableInCustomTokens).toBe(charged.toString());
