@@ -3,17 +3,26 @@ import { usesInngestServer } from "./client";
 import { functions } from "./functions";
 import { sendEvents as send, startEmbeddedRunner, type RunnerOptions, type ServiceEvent } from "./runner";
 
-/** RUNNER_LEASE_MS: how soon another instance takes over the runs of one that died. */
-function leaseFromEnv(): RunnerOptions {
-  const leaseMs = Number(process.env.RUNNER_LEASE_MS);
-  return process.env.RUNNER_LEASE_MS && Number.isFinite(leaseMs) && leaseMs > 0 ? { leaseMs } : {};
+const positiveEnv = (name: string) => {
+  const value = Number(process.env[name]);
+  return process.env[name] && Number.isFinite(value) && value > 0 ? value : undefined;
+};
+
+/**
+ * RUNNER_LEASE_MS: how soon another instance takes over the runs of one that died.
+ * RUNNER_CONCURRENCY: runs executing at once; a relay run mostly waits on the chain, so many fit.
+ */
+function optionsFromEnv(): RunnerOptions {
+  const leaseMs = positiveEnv("RUNNER_LEASE_MS");
+  const concurrency = positiveEnv("RUNNER_CONCURRENCY");
+  return { ...(leaseMs ? { leaseMs } : {}), concurrency: concurrency ? Math.floor(concurrency) : 64 };
 }
 
 /** Starts this process's embedded runner (no-op with an Inngest server, or when already running). */
 export async function ensureRunner(options?: RunnerOptions) {
   if (usesInngestServer()) return null;
   const { db, embedded } = await getDbHandle();
-  return startEmbeddedRunner(db, functions, { exclusive: embedded, ...leaseFromEnv(), ...options });
+  return startEmbeddedRunner(db, functions, { exclusive: embedded, ...optionsFromEnv(), ...options });
 }
 
 /** Sends service events, starting the embedded runner on first use. */
