@@ -9,7 +9,7 @@ const lockPath = path.resolve(process.argv[2] ?? "package-lock.json");
 const lock = JSON.parse(fs.readFileSync(lockPath, "utf8"));
 const packages = lock.packages;
 
-const OS = ["darwin", "win32", "linux", "android", "freebsd", "openharmony", "netbsd", "openbsd", "sunos", "aix"];
+const OS = ["darwin", "win32", "linux", "android", "freebsd", "openharmony", "netbsd", "openbsd", "sunos", "aix", "wasi"];
 const CPU = ["arm64", "x64", "ia32", "arm", "loong64", "ppc64", "riscv64", "s390x", "wasm32"];
 
 function platformOf(name) {
