@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   request: "req",
   ownerKey: "own",
   webhookDelivery: "whd",
+  developer: "dev",
+  organization: "org",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

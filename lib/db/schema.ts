@@ -13,11 +13,62 @@ import {
 
 const createdAt = () => timestamp({ withTimezone: true, precision: 6 }).notNull().defaultNow();
 
-export const projects = pgTable("projects", {
+/** A team of developers; its members see its projects in the dashboard. */
+export const organizations = pgTable("organizations", {
   id: text().primaryKey(),
   name: text().notNull(),
   createdAt: createdAt(),
 });
+
+/** Projects made from the command line or at first start have no organization until one claims them. */
+export const projects = pgTable(
+  "projects",
+  {
+    id: text().primaryKey(),
+    name: text().notNull(),
+    organizationId: text().references(() => organizations.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+  },
+  (t) => [index().on(t.organizationId)],
+);
+
+/** A dashboard user. The password hash is scrypt's (memory-hard); OAuth-only developers have none. */
+export const developers = pgTable("developers", {
+  id: text().primaryKey(),
+  email: text().notNull().unique(),
+  name: text(),
+  passwordHash: text(),
+  createdAt: createdAt(),
+});
+
+/** A developer's sign-in with an OAuth provider (GitHub, Google), by the provider's own account id. */
+export const developerIdentities = pgTable(
+  "developer_identities",
+  {
+    provider: text().notNull(),
+    providerAccountId: text().notNull(),
+    developerId: text()
+      .notNull()
+      .references(() => developers.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.providerAccountId] })],
+);
+
+export const organizationMembers = pgTable(
+  "organization_members",
+  {
+    organizationId: text()
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    developerId: text()
+      .notNull()
+      .references(() => developers.id, { onDelete: "cascade" }),
+    role: text({ enum: ["owner", "member"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.developerId] }), index().on(t.developerId)],
+);
 
 /** Every tenant-owned row: its project and its mode (test or live). */
 const tenant = () => ({

@@ -27,6 +27,32 @@ export interface ProjectWithKeys {
 const randomKey = (prefix: string) => `${prefix}${crypto.randomUUID()}`;
 const hintOf = (key: string) => `${key.slice(0, 8)}…${key.slice(-4)}`;
 
+/** Another secret key for the mode, beside the current ones (to rotate a server at a time); shown only here. */
+export async function createSecretKey(db: Queryable, ctx: ProjectContext): Promise<string> {
+  const secret = randomKey(`sk_${modeOf(ctx.livemode)}_`);
+  await db.insert(apiKeys).values({
+    id: newId("apiKey"),
+    projectId: ctx.projectId,
+    livemode: ctx.livemode,
+    kind: "secret",
+    hash: sha256(secret),
+    hint: hintOf(secret),
+    encryptedSecret: encrypt(secret, ctx.projectId),
+  });
+  return secret;
+}
+
+/** Revokes one secret key of the mode, unless it is the last one (webhooks are signed with it). */
+export async function revokeSecretKey(db: Queryable, ctx: ProjectContext, keyId: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const live = and(eq(apiKeys.projectId, ctx.projectId), eq(apiKeys.livemode, ctx.livemode), eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt));
+    const active = await tx.select({ id: apiKeys.id }).from(apiKeys).where(live).for("update");
+    if (active.length < 2 || !active.some((k) => k.id === keyId)) return false;
+    await tx.update(apiKeys).set({ revokedAt: new Date() }).where(and(live, eq(apiKeys.id, keyId)));
+    return true;
+  });
+}
+
 async function issueKeys(db: Queryable, projectId: string, mode: Mode): Promise<ModeKeys> {
   const livemode = mode === "live";
   const publishable = randomKey(`pk_${mode}_`);
@@ -54,10 +80,10 @@ async function issueKeys(db: Queryable, projectId: string, mode: Mode): Promise<
   return { publishable, secret };
 }
 
-export async function createProject(db: Queryable, name: string): Promise<ProjectWithKeys> {
+export async function createProject(db: Queryable, name: string, organizationId: string | null = null): Promise<ProjectWithKeys> {
   return db.transaction(async (tx) => {
     const id = newId("project");
-    await tx.insert(projects).values({ id, name });
+    await tx.insert(projects).values({ id, name, organizationId });
     return { id, name, keys: { test: await issueKeys(tx, id, "test"), live: await issueKeys(tx, id, "live") } };
   });
 }
@@ -114,4 +140,13 @@ export async function currentSecretKey(db: Queryable, ctx: { projectId: string; 
     .orderBy(desc(apiKeys.createdAt))
     .limit(1);
   return row?.encryptedSecret ? decrypt(row.encryptedSecret, ctx.projectId) : null;
+}
+
+/** The mode's active keys as the dashboard shows them: publishable in full, secret only by its hint. */
+export async function activeKeys(db: Queryable, ctx: ProjectContext) {
+  return db
+    .select({ id: apiKeys.id, kind: apiKeys.kind, hint: apiKeys.hint, publishableKey: apiKeys.publishableKey, createdAt: apiKeys.createdAt })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.projectId, ctx.projectId), eq(apiKeys.livemode, ctx.livemode), isNull(apiKeys.revokedAt)))
+    .orderBy(asc(apiKeys.kind), desc(apiKeys.createdAt));
 }

@@ -1,0 +1,91 @@
+import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
+import type { Queryable } from "@/lib/db/client";
+import { developerIdentities, developers, organizationMembers, organizations, projects } from "@/lib/db/schema";
+import { conflict } from "@/lib/http/errors";
+import { newId } from "@/lib/ids";
+import { createProject } from "@/lib/projects/service";
+import { decoyHash, hashPassword, verifyPassword } from "./password";
+import type { SignUpInput } from "./schema";
+
+export type DeveloperRow = typeof developers.$inferSelect;
+
+// Serializes sign-ups, so exactly one developer is the first and claims the projects made at start.
+const SIGN_UP_LOCK = 7_253_101;
+
+/**
+ * Creates the developer, their organization and its first project. The very first developer
+ * instead adopts the projects no organization owns yet: the one printed at first start (and any
+ * made with the CLI before), so its keys keep working and show up in their dashboard.
+ */
+async function createDeveloper(db: Queryable, input: { email: string; name?: string | null; passwordHash: string | null; organization?: string }) {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${SIGN_UP_LOCK})`);
+    const [taken] = await tx.select({ id: developers.id }).from(developers).where(eq(developers.email, input.email));
+    if (taken) throw conflict("A developer with this email already exists. Sign in instead.");
+    const [{ existing }] = (await tx.select({ existing: count() }).from(developers)) as [{ existing: number }];
+    const developer = { id: newId("developer"), email: input.email, name: input.name || null, passwordHash: input.passwordHash };
+    await tx.insert(developers).values(developer);
+    const organizationId = newId("organization");
+    await tx.insert(organizations).values({ id: organizationId, name: input.organization || `${input.name || input.email}'s organization` });
+    await tx.insert(organizationMembers).values({ organizationId, developerId: developer.id, role: "owner" });
+    const adopted = Number(existing) === 0
+      ? await tx.update(projects).set({ organizationId }).where(isNull(projects.organizationId)).returning({ id: projects.id })
+      : [];
+    if (adopted.length === 0) await createProject(tx, "My first project", organizationId);
+    return developer;
+  });
+}
+
+export async function signUp(db: Queryable, input: SignUpInput) {
+  return createDeveloper(db, { ...input, passwordHash: await hashPassword(input.password) });
+}
+
+/** The developer whose password this is, or null; unknown emails cost as much time as wrong passwords. */
+export async function checkCredentials(db: Queryable, email: string, password: string): Promise<DeveloperRow | null> {
+  const [developer] = await db.select().from(developers).where(eq(developers.email, email));
+  const ok = await verifyPassword(password, developer?.passwordHash ?? (await decoyHash()));
+  return developer?.passwordHash && ok ? developer : null;
+}
+
+/**
+ * The developer signed in through an OAuth provider: found by the provider's account id, or
+ * created on first sign-in. An email that already belongs to another developer is not linked
+ * silently (that would hand their dashboard to whoever controls the provider account).
+ */
+export async function oauthDeveloper(db: Queryable, identity: { provider: string; providerAccountId: string; email: string; name?: string | null }) {
+  const [linked] = await db
+    .select({ developer: developers })
+    .from(developerIdentities)
+    .innerJoin(developers, eq(developers.id, developerIdentities.developerId))
+    .where(and(eq(developerIdentities.provider, identity.provider), eq(developerIdentities.providerAccountId, identity.providerAccountId)));
+  if (linked) return linked.developer;
+  const developer = await createDeveloper(db, { email: identity.email.toLowerCase(), name: identity.name, passwordHash: null });
+  await db.insert(developerIdentities).values({ provider: identity.provider, providerAccountId: identity.providerAccountId, developerId: developer.id });
+  return developer;
+}
+
+export async function getDeveloper(db: Queryable, id: string): Promise<DeveloperRow | null> {
+  const [row] = await db.select().from(developers).where(eq(developers.id, id));
+  return row ?? null;
+}
+
+const memberProjects = (db: Queryable, developerId: string) =>
+  db
+    .select({ id: projects.id, name: projects.name, organizationId: organizations.id, organizationName: organizations.name })
+    .from(projects)
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
+    .innerJoin(organizationMembers, and(eq(organizationMembers.organizationId, organizations.id), eq(organizationMembers.developerId, developerId)))
+    .$dynamic();
+
+export type DeveloperProject = { id: string; name: string; organizationId: string; organizationName: string };
+
+/** The projects of every organization the developer belongs to: all the dashboard may show them. */
+export async function projectsOf(db: Queryable, developerId: string): Promise<DeveloperProject[]> {
+  return memberProjects(db, developerId).orderBy(asc(projects.createdAt));
+}
+
+/** The project, if the developer belongs to its organization; null otherwise (shown as not found). */
+export async function projectOf(db: Queryable, developerId: string, projectId: string): Promise<DeveloperProject | null> {
+  const [row] = await memberProjects(db, developerId).where(eq(projects.id, projectId));
+  return row ?? null;
+}
