@@ -1,13 +1,14 @@
-export default function Home() {
-  return (
-    <main>
-      <h1>Smart-account wallet service</h1>
-      <p>
-        The API is served under <code>/v1</code>; its description is at <a href="/v1/openapi.json">/v1/openapi.json</a>.
-      </p>
-      <p>
-        Your project&apos;s keys were printed when the service started and saved in <code>.data/default-project.json</code>.
-      </p>
-    </main>
-  );
+import { getServerSession } from "next-auth";
+import { redirect } from "next/navigation";
+import { authOptions } from "@/lib/dashboard/auth";
+import { getDb } from "@/lib/db/client";
+import { projectsOf } from "@/lib/developers/service";
+
+/** Signed in: the first project's test mode. Otherwise: sign in. */
+export default async function Home() {
+  const session = (await getServerSession(authOptions())) as { developerId?: string } | null;
+  if (!session?.developerId) redirect("/login");
+  const [first] = await projectsOf(await getDb(), session.developerId);
+  if (!first) redirect("/login");
+  redirect(`/projects/${first.id}/test`);
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 
 const root = path.resolve(import.meta.dirname, "..");
 export const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
-const SOURCES = ["app", "components", "lib", "inngest", "public", "instrumentation.ts", "next.config.mjs", "package.json", "tsconfig.json"];
+const SOURCES = ["app", "components", "lib", "inngest", "public", "instrumentation.ts", "next.config.mjs", "postcss.config.mjs", "package.json", "tsconfig.json"];
 
 function newestMtime(p) {
   let stat;

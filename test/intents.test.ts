@@ -1,6 +1,6 @@
 import { decodeEventLog, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
@@ -28,6 +28,9 @@ const deposit = (who: string) => ({ contract: entryPoint.id, functionName: "depo
 const landed = (id: string, timeoutMs?: number) => waitForLanding(key, id, timeoutMs);
 
 beforeAll(async () => {
+  // One key sends 50 concurrent intents and polls them every 50 ms: the per-key API rate limit
+  // (tested in auth.test.ts) is not what this file is about.
+  vi.stubEnv("RATE_LIMIT_PER_SECOND", "0");
   project = await newProject("intents");
   key = project.keys.test.secret;
   const res = await call("POST", "/v1/contracts", { key, json: { name: "EntryPoint", chainId: 31337, address: serviceDeployment().entryPoint, abi: ENTRY_POINT_ABI } });

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, type SQL } from "drizzle-orm";
+import { and, desc, eq, ilike, inArray, or, type SQL } from "drizzle-orm";
 import { getAddress, hashTypedData, serializeErc6492Signature, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { accountFactoryCall, accountMessageDigest, accountSalt, counterfactualAddress, readAccountState } from "@/lib/chain/accounts";
 import { onChain } from "@/lib/chain/clients";
@@ -9,7 +9,7 @@ import { badRequest, conflict, notFound } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { findOwnerKey, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
-import { createPlayer, getPlayer } from "@/lib/players/service";
+import { createPlayer, getPlayer, likePattern } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { SUPPORTED_ACCOUNT_TYPES, type CreateAccountInput, type ListAccountsInput, type SignPayloadInput } from "./schema";
 
@@ -159,4 +159,12 @@ export async function signPayload(db: Queryable, ctx: ProjectContext, id: string
     signature = serializeErc6492Signature({ address: factory, data, signature: ownerSignature });
   }
   return { object: "signature" as const, account: account.id, address: account.address, hash, signature };
+}
+
+/** The dashboard's search: accounts whose id, address, owner or player id contains the text, optionally on one chain. */
+export async function searchAccounts(db: Queryable, ctx: ProjectContext, input: { q?: string; chainId?: number; limit: number; skip: number }) {
+  const q = input.q?.trim();
+  const pattern = q ? likePattern(q) : undefined;
+  const matches = pattern ? or(ilike(accounts.id, pattern), ilike(accounts.address, pattern), ilike(accounts.ownerAddress, pattern), ilike(accounts.playerId, pattern)) : undefined;
+  return listPage(db, accounts, scoped(ctx, matches, input.chainId === undefined ? undefined : eq(accounts.chainId, input.chainId)), input);
 }

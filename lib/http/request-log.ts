@@ -1,6 +1,8 @@
-import type { Db } from "@/lib/db/client";
+import { and, eq, gte } from "drizzle-orm";
+import type { Db, Queryable } from "@/lib/db/client";
 import { requestLogs } from "@/lib/db/schema";
 import type { ProjectContext } from "@/lib/projects/service";
+import { listPage } from "./list";
 
 export interface RequestLogEntry {
   id: string;
@@ -59,4 +61,10 @@ export function flushRequestLog(): Promise<void> {
     }
   });
   return buffer.flushing;
+}
+
+/** The mode's logged requests, newest first; `failed` keeps only 4xx and 5xx answers. */
+export async function listRequestLogs(db: Queryable, ctx: ProjectContext, params: { limit: number; skip: number; failed?: boolean }) {
+  const where = and(eq(requestLogs.projectId, ctx.projectId), eq(requestLogs.livemode, ctx.livemode), params.failed ? gte(requestLogs.status, 400) : undefined);
+  return listPage(db, requestLogs, where, params);
 }

@@ -43,7 +43,7 @@ export type IntentRow = typeof transactionIntents.$inferSelect;
 /** How long the paymaster's signature stays valid: the window to sign (non-custodial) and land. */
 export const SPONSORSHIP_SECONDS = 3600;
 
-const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+export const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
   and(eq(transactionIntents.projectId, ctx.projectId), eq(transactionIntents.livemode, ctx.livemode), ...conditions);
 
 /**

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, type SQL } from "drizzle-orm";
+import { and, eq, ilike, inArray, isNull, or, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { players } from "@/lib/db/schema";
 import { notFound } from "@/lib/http/errors";
@@ -79,4 +79,15 @@ export async function playersByIds(db: Queryable, ctx: ProjectContext, ids: stri
     .select()
     .from(players)
     .where(and(eq(players.projectId, ctx.projectId), eq(players.livemode, ctx.livemode), inArray(players.id, ids)));
+}
+
+/** `%`, `_` and `\` match themselves in a LIKE pattern built from what a developer typed. */
+export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The dashboard's search: players whose id, name or email contains the text (case-insensitive). */
+export async function searchPlayers(db: Queryable, ctx: ProjectContext, input: { q?: string; limit: number; skip: number }) {
+  const q = input.q?.trim();
+  const pattern = q ? likePattern(q) : undefined;
+  const matches = pattern ? or(ilike(players.id, pattern), ilike(players.name, pattern), ilike(players.email, pattern)) : undefined;
+  return listPage(db, players, scoped(ctx, matches), input);
 }

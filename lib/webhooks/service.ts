@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { webhookDeliveries, webhookSettings } from "@/lib/db/schema";
 import { notFound } from "@/lib/http/errors";
+import { listPage } from "@/lib/http/list";
 import { unixSeconds } from "@/lib/http/resource";
 import { newId } from "@/lib/ids";
 import { currentSecretKey, type ProjectContext } from "@/lib/projects/service";
@@ -69,6 +70,9 @@ export function webhookSignature(secretKey: string, body: string): string {
 
 export class WebhookDeliveryError extends Error {}
 
+/** The dashboard's "send test event": signed like every event, so a receiver's verification can be checked. */
+export const TEST_TOPIC = "test";
+
 const DELIVERY_TIMEOUT_MS = 10_000;
 
 /**
@@ -78,7 +82,7 @@ const DELIVERY_TIMEOUT_MS = 10_000;
 export async function deliverEvent(
   db: Queryable,
   ctx: ProjectContext,
-  event: { topic: Topic; objectId: string; data: unknown; attempt: number },
+  event: { topic: Topic | typeof TEST_TOPIC; objectId: string; data: unknown; attempt: number },
 ): Promise<boolean> {
   const url = await webhookOf(db, ctx);
   if (!url) return false;
@@ -117,4 +121,25 @@ export async function deliverEvent(
   });
   if (error) throw new WebhookDeliveryError(`webhook ${url} ${error}`);
   return true;
+}
+
+/**
+ * POSTs one test event now (not queued, so the developer sees the answer at once) and records
+ * the attempt with the other deliveries. Answers the attempt, or null when no webhook is set.
+ */
+export async function sendTestEvent(db: Queryable, ctx: ProjectContext) {
+  const id = newId("event");
+  const data = { id, object: "event", message: "A test event from the dashboard: your endpoint received and can verify our signature." };
+  try {
+    if (!(await deliverEvent(db, ctx, { topic: TEST_TOPIC, objectId: id, data, attempt: 1 }))) return null;
+  } catch (err) {
+    if (!(err instanceof WebhookDeliveryError)) throw err;
+  }
+  const [attempt] = await db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.objectId, id)));
+  return attempt ?? null;
+}
+
+/** The mode's delivery attempts, newest first, for the dashboard. */
+export async function listDeliveries(db: Queryable, ctx: ProjectContext, params: { limit: number; skip: number }) {
+  return listPage(db, webhookDeliveries, and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.livemode, ctx.livemode)), params);
 }

@@ -1,0 +1,76 @@
+import { ChainSelect } from "@/components/chain-select";
+import { ActionForm, SubmitButton, TextInput } from "@/components/form";
+import { RecentIntents } from "@/components/intent-list";
+import { Card, Definitions, PageHeader } from "@/components/page";
+import { AccountsTable } from "@/components/accounts-table";
+import { Time } from "@/components/time";
+import { accountsOfPlayers } from "@/lib/accounts/service";
+import { submitOperation } from "@/lib/dashboard/actions";
+import { projectScope } from "@/lib/dashboard/context";
+import { found } from "@/lib/dashboard/operations";
+import { getDb } from "@/lib/db/client";
+import { unixSeconds } from "@/lib/http/resource";
+import { listIntents } from "@/lib/intents/service";
+import { getPlayer } from "@/lib/players/service";
+
+export const metadata = { title: "Player" };
+
+export default async function PlayerPage({ params }: { params: Promise<{ projectId: string; mode: string; id: string }> }) {
+  const { projectId, mode, id } = await params;
+  const scope = await projectScope(projectId, mode);
+  const db = await getDb();
+  const player = await found(getPlayer(db, scope.ctx, id));
+  const [accounts, intents] = await Promise.all([
+    accountsOfPlayers(db, scope.ctx, [player.id]).then((m) => m.get(player.id) ?? []),
+    listIntents(db, scope.ctx, { player: [player.id], limit: 10, skip: 0 }),
+  ]);
+  const target = { projectId: scope.project.id, mode: scope.mode };
+  const createAccount = submitOperation.bind(null, { ...target, operationId: "createAccount" });
+  const remove = submitOperation.bind(null, { ...target, operationId: "deletePlayer", params: { id: player.id }, redirectTo: "/players" });
+  return (
+    <>
+      <PageHeader title={player.name || player.id} description={player.description ?? undefined} />
+      <Card title="Player">
+        <Definitions
+          items={[
+            ["Id", <span key="id" className="font-mono text-xs">{player.id}</span>],
+            ["Name", player.name],
+            ["Email", player.email],
+            ["Metadata", player.metadata ? <code key="m" className="text-xs">{JSON.stringify(player.metadata)}</code> : null],
+            ["Created", <Time key="t" seconds={unixSeconds(player.createdAt)} />],
+          ]}
+        />
+      </Card>
+      <Card title="Accounts">
+        <AccountsTable accounts={accounts} base={scope.base} />
+        <div className="mt-4 border-t border-slate-100 pt-4">
+          <ActionForm action={createAccount} className="grid gap-4 sm:grid-cols-3">
+            <input type="hidden" name="player" value={player.id} />
+            <ChainSelect ctx={scope.ctx} />
+            <TextInput label="External owner address" name="externalOwnerAddress" placeholder="0x… (empty: custodial)" hint="Leave empty for a custodial account whose key the service holds." />
+            <div className="self-end sm:pb-5">
+              <SubmitButton>Create account</SubmitButton>
+            </div>
+          </ActionForm>
+        </div>
+      </Card>
+      <Card
+        title="Recent transaction intents"
+        actions={
+          <a className="text-sm text-indigo-700 hover:underline" href={`${scope.base}/intents?player=${player.id}`}>
+            All, or send a transaction
+          </a>
+        }
+      >
+        <RecentIntents intents={intents.rows} base={scope.base} />
+      </Card>
+      <Card title="Danger zone">
+        <ActionForm action={remove}>
+          <SubmitButton variant="danger" confirm={`Delete player ${player.name || player.id}? Its accounts stay on chain.`}>
+            Delete player
+          </SubmitButton>
+        </ActionForm>
+      </Card>
+    </>
+  );
+}

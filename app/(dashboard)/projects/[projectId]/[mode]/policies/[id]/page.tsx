@@ -1,0 +1,134 @@
+import { PolicyState } from "@/components/badge";
+import { ActionForm, SubmitButton, TextInput } from "@/components/form";
+import { RecentIntents } from "@/components/intent-list";
+import { Card, Definitions, PageHeader } from "@/components/page";
+import { StrategyFields } from "@/components/policy-fields";
+import { RuleEditor } from "@/components/rule-editor";
+import { Time } from "@/components/time";
+import { findChain } from "@/lib/chain/registry";
+import { submitOperation } from "@/lib/dashboard/actions";
+import { chainLabel } from "@/lib/dashboard/chains";
+import { projectScope } from "@/lib/dashboard/context";
+import { readOperation } from "@/lib/dashboard/operations";
+import { isToken, projectContracts } from "@/lib/dashboard/contracts";
+import { getDb } from "@/lib/db/client";
+import type { ListEnvelope } from "@/lib/http/list";
+import { listIntents } from "@/lib/intents/service";
+import { describeRule, SPONSOR_SCHEMA_WORDS } from "@/lib/policies/purposes";
+import type { PolicyResponse, PolicyRuleResponse } from "@/lib/policies/schema";
+
+export const metadata = { title: "Policy" };
+
+type Rule = PolicyRuleResponse & { contract?: { id: string; name?: string | null } };
+
+export default async function PolicyPage({ params }: { params: Promise<{ projectId: string; mode: string; id: string }> }) {
+  const { projectId, mode, id } = await params;
+  const scope = await projectScope(projectId, mode);
+  const policy = await readOperation<PolicyResponse>(scope.ctx, "getPolicy", {}, { id });
+  const [rules, contracts, intents] = await Promise.all([
+    readOperation<ListEnvelope<Rule>>(scope.ctx, "getPolicyRules", { policy: policy.id, limit: 100, order: "asc", expand: ["contract"] }),
+    projectContracts(scope.ctx, policy.chainId),
+    listIntents(await getDb(), scope.ctx, { policy: [policy.id], limit: 10, skip: 0 }),
+  ]);
+  const symbol = findChain(policy.chainId)?.nativeCurrency.symbol ?? "ETH";
+  const target = { projectId: scope.project.id, mode: scope.mode, params: { id: policy.id } };
+  const toggle = submitOperation.bind(null, { ...target, operationId: policy.enabled ? "disablePolicy" : "enablePolicy" });
+  const update = submitOperation.bind(null, { ...target, operationId: "updatePolicy" });
+  const remove = submitOperation.bind(null, { ...target, operationId: "deletePolicy", redirectTo: "/policies" });
+  const addRule = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: "createPolicyRule" });
+  const rule = (ruleId: string, operationId: string) => submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId, params: { id: ruleId } });
+  return (
+    <>
+      <PageHeader
+        title={policy.name}
+        description={policy.id}
+        actions={
+          <>
+            {!policy.deleted && (
+              <ActionForm action={toggle}>
+                <SubmitButton variant={policy.enabled ? "secondary" : "primary"} confirm={policy.enabled ? "Disable this policy? Intents naming it are refused until it is enabled again." : undefined}>
+                  {policy.enabled ? "Disable" : "Enable"}
+                </SubmitButton>
+              </ActionForm>
+            )}
+          </>
+        }
+      />
+      <Card title="Details">
+        <Definitions
+          items={[
+            ["State", <PolicyState key="s" policy={policy} />],
+            ["Chain", `${chainLabel(policy.chainId)} (${policy.chainId})`],
+            ["Gas", SPONSOR_SCHEMA_WORDS[policy.strategy.sponsorSchema]],
+            ...(policy.strategy.tokenContract
+              ? ([
+                  ["Token", <span key="t" className="font-mono text-xs">{policy.strategy.tokenContract}</span>],
+                  ["Token amount", `${policy.strategy.tokenContractAmount} base units ${policy.strategy.sponsorSchema === "fixed_rate" ? "per transaction" : `per ${symbol}`}`],
+                ] as [string, React.ReactNode][])
+              : []),
+            ["Created", <Time key="c" seconds={policy.createdAt} />],
+          ]}
+        />
+      </Card>
+      <Card title={`Rules (${rules.total})`}>
+        {rules.total === 0 ? (
+          <p className="mb-4 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">This policy has no rules, so it sponsors nothing yet. Add a rule below saying which calls it pays for.</p>
+        ) : (
+          <ul className="mb-4 divide-y divide-slate-100">
+            {rules.data.map((r) => (
+              <li key={r.id} className="py-3">
+                <div className="flex flex-wrap items-center gap-3">
+                  <span className="text-sm">{describeRule(r, symbol)}</span>
+                  <code className="text-xs text-slate-500">{r.type}</code>
+                  {!policy.deleted && (
+                    <ActionForm action={rule(r.id, "deletePolicyRule")} className="ml-auto">
+                      <SubmitButton variant="secondary" confirm="Delete this rule?">
+                        Delete rule
+                      </SubmitButton>
+                    </ActionForm>
+                  )}
+                </div>
+                {!policy.deleted && (
+                  <details className="mt-2">
+                    <summary className="cursor-pointer text-xs text-indigo-700">Edit</summary>
+                    <div className="mt-2 rounded-md border border-slate-200 p-3">
+                      <RuleEditor action={rule(r.id, "updatePolicyRule")} contracts={contracts} rule={r} submitLabel="Save rule" />
+                    </div>
+                  </details>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+        {!policy.deleted && (
+          <div className="border-t border-slate-100 pt-4">
+            <h3 className="mb-3 text-sm font-semibold">Add a rule</h3>
+            <RuleEditor action={addRule} contracts={contracts} submitLabel="Add rule" key={rules.total} fields={{ policy: policy.id }} />
+          </div>
+        )}
+      </Card>
+      <Card title="Recent transaction intents" actions={<a className="text-sm text-indigo-700 hover:underline" href={`${scope.base}/intents?policy=${policy.id}`}>All of this policy&apos;s intents</a>}>
+        <RecentIntents intents={intents.rows} base={scope.base} />
+      </Card>
+      {!policy.deleted && (
+        <>
+          <Card title="Edit">
+            <ActionForm action={update}>
+              <TextInput label="Name" name="name" required defaultValue={policy.name} />
+              <StrategyFields tokens={contracts.filter(isToken)} defaults={policy.strategy} />
+              <SubmitButton>Save policy</SubmitButton>
+            </ActionForm>
+          </Card>
+          <Card title="Danger zone">
+            <ActionForm action={remove}>
+              <p className="text-sm text-slate-600">A deleted policy sponsors nothing; its intents and gas reports stay.</p>
+              <SubmitButton variant="danger" confirm={`Delete policy ${policy.name}?`}>
+                Delete policy
+              </SubmitButton>
+            </ActionForm>
+          </Card>
+        </>
+      )}
+    </>
+  );
+}

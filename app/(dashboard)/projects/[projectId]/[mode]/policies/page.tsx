@@ -1,0 +1,59 @@
+import { PolicyState } from "@/components/badge";
+import { CodeBlock } from "@/components/code";
+import { ButtonLink, EmptyState, PageHeader } from "@/components/page";
+import { Pagination, pageHref, Table } from "@/components/table";
+import { Time } from "@/components/time";
+import { chainLabel } from "@/lib/dashboard/chains";
+import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
+import { apiBase, exampleKey } from "@/lib/dashboard/examples";
+import { readOperation } from "@/lib/dashboard/operations";
+import { pageParams } from "@/lib/dashboard/paging";
+import type { ListEnvelope } from "@/lib/http/list";
+import type { PolicyResponse } from "@/lib/policies/schema";
+
+export const metadata = { title: "Policies" };
+
+export default async function PoliciesPage({ params, searchParams }: { params: ScopeParams; searchParams: Promise<Record<string, string | undefined>> }) {
+  const scope = await scopeOf(params);
+  const query = await searchParams;
+  const page = pageParams(query);
+  const showDeleted = query.deleted === "true";
+  const list = await readOperation<ListEnvelope<PolicyResponse>>(scope.ctx, "getPolicies", { ...page, ...(showDeleted ? {} : { deleted: false }) });
+  return (
+    <>
+      <PageHeader
+        title="Policies"
+        description="A policy sponsors gas on one chain for the transaction intents that name it, when its rules allow every call of the intent and no limit is reached."
+        actions={<ButtonLink href={`${scope.base}/policies/new`}>Create policy</ButtonLink>}
+      />
+      <p className="mb-3 text-sm">
+        <a className="text-indigo-700 hover:underline" href={`${scope.base}/policies${showDeleted ? "" : "?deleted=true"}`}>
+          {showDeleted ? "Hide deleted policies" : "Show deleted policies"}
+        </a>
+      </p>
+      {list.total === 0 ? (
+        <EmptyState title="No policies yet">
+          <p>Create a policy, add a rule saying which contract calls it sponsors, then name the policy when you create a transaction intent. From your server:</p>
+          <CodeBlock code={`curl ${await apiBase()}/v1/policies -u ${await exampleKey(scope.ctx)}: \\\n  -d name="Free mints" -d chainId=31337 -d "strategy[sponsorSchema]=pay_for_user"`} />
+        </EmptyState>
+      ) : (
+        <>
+          <Table
+            rows={list.data}
+            rowKey={(p) => p.id}
+            rowHref={(p) => `${scope.base}/policies/${p.id}`}
+            columns={[
+              { header: "Name", cell: (p) => p.name },
+              { header: "Chain", cell: (p) => chainLabel(p.chainId) },
+              { header: "Gas paid by", cell: (p) => (p.strategy.sponsorSchema === "pay_for_user" ? "you" : `player, in tokens (${p.strategy.sponsorSchema})`) },
+              { header: "Rules", cell: (p) => p.policyRules.length },
+              { header: "State", cell: (p) => <PolicyState policy={p} /> },
+              { header: "Created", cell: (p) => <Time seconds={p.createdAt} /> },
+            ]}
+          />
+          <Pagination total={list.total} {...page} href={pageHref(`${scope.base}/policies`, query)} />
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,46 @@
+"use client";
+
+import { useState } from "react";
+import { SPONSOR_SCHEMA_WORDS } from "@/lib/policies/purposes";
+import { Select, TextInput } from "./form";
+
+type Schema = keyof typeof SPONSOR_SCHEMA_WORDS;
+
+/** A policy's strategy: who pays the gas, and for the token schemas which token at what rate. */
+export function StrategyFields({ tokens, defaults }: { tokens: { id: string; name: string }[]; defaults?: { sponsorSchema: Schema; tokenContract?: string; tokenContractAmount?: string } }) {
+  const [schema, setSchema] = useState<Schema>(defaults?.sponsorSchema ?? "pay_for_user");
+  return (
+    <div className="space-y-4">
+      <Select
+        label="Who pays the gas"
+        name="strategy[sponsorSchema]"
+        value={schema}
+        onChange={(e) => setSchema(e.target.value as Schema)}
+        hint={SPONSOR_SCHEMA_WORDS[schema]}
+        options={[
+          ["pay_for_user", "You do (pay for the player)"],
+          ["fixed_rate", "The player, a fixed amount of your token"],
+          ["charge_custom_tokens", "The player, the gas cost in your token"],
+        ]}
+      />
+      {schema !== "pay_for_user" && (
+        <div className="grid gap-4 sm:grid-cols-2">
+          <Select
+            label="Token contract"
+            name="strategy[tokenContract]"
+            defaultValue={defaults?.tokenContract}
+            hint={tokens.length === 0 ? "Register your ERC-20 token under Contracts first." : undefined}
+            options={tokens.map((t): [string, string] => [t.id, t.name])}
+          />
+          <TextInput
+            label={schema === "fixed_rate" ? "Tokens per transaction (base units)" : "Tokens per native coin (base units)"}
+            name="strategy[tokenContractAmount]"
+            inputMode="numeric"
+            required
+            defaultValue={defaults?.tokenContractAmount}
+          />
+        </div>
+      )}
+    </div>
+  );
+}

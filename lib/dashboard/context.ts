@@ -1,0 +1,53 @@
+import { getServerSession } from "next-auth";
+import { notFound, redirect } from "next/navigation";
+import { cache } from "react";
+import { getDb } from "@/lib/db/client";
+import { getDeveloper, projectOf, projectsOf } from "@/lib/developers/service";
+import type { Mode, ProjectContext } from "@/lib/projects/service";
+import { authOptions } from "./auth";
+
+/** The signed-in developer, or a redirect to the sign-in page. */
+export const currentDeveloper = cache(async () => {
+  const session = (await getServerSession(authOptions())) as { developerId?: string } | null;
+  const developer = session?.developerId ? await getDeveloper(await getDb(), session.developerId) : null;
+  if (!developer) redirect("/login");
+  return developer;
+});
+
+export interface ProjectScope {
+  developerId: string;
+  project: { id: string; name: string; organizationName: string };
+  projects: { id: string; name: string }[];
+  mode: Mode;
+  ctx: ProjectContext;
+  /** The URL prefix of this project and mode's pages. */
+  base: string;
+}
+
+/**
+ * What every project page and action starts with: the developer must belong to the project's
+ * organization. Anything else (another developer's id typed into the URL) is a plain 404, so
+ * the page does not even confirm that the project exists.
+ */
+export const projectScope = cache(async (projectId: string, mode: string): Promise<ProjectScope> => {
+  if (mode !== "test" && mode !== "live") notFound();
+  const developer = await currentDeveloper();
+  const db = await getDb();
+  const project = await projectOf(db, developer.id, projectId);
+  if (!project) notFound();
+  const projects = await projectsOf(db, developer.id);
+  return {
+    developerId: developer.id,
+    project: { id: project.id, name: project.name, organizationName: project.organizationName },
+    projects: projects.map((p) => ({ id: p.id, name: p.name })),
+    mode,
+    ctx: { projectId: project.id, livemode: mode === "live" },
+    base: `/projects/${project.id}/${mode}`,
+  };
+});
+
+export type ScopeParams = Promise<{ projectId: string; mode: string }>;
+export const scopeOf = async (params: ScopeParams) => {
+  const { projectId, mode } = await params;
+  return projectScope(projectId, mode);
+};

@@ -1,0 +1,21 @@
+import { headers } from "next/headers";
+import { getDb } from "@/lib/db/client";
+import { currentSecretKey, type ProjectContext } from "@/lib/projects/service";
+
+/** The API's base URL as the browser reached this dashboard. */
+export async function apiBase(): Promise<string> {
+  const h = await headers();
+  const host = h.get("x-forwarded-host") ?? h.get("host") ?? "127.0.0.1:3000";
+  const proto = h.get("x-forwarded-proto") ?? (host.startsWith("127.0.0.1") || host.startsWith("localhost") ? "http" : "https");
+  return `${proto}://${host}`;
+}
+
+/**
+ * The key to put in example commands: in test mode the project's test secret key itself (as
+ * Stripe's documentation does for a signed-in developer), in live mode a placeholder, since
+ * live secret keys are shown once only.
+ */
+export async function exampleKey(ctx: ProjectContext): Promise<string> {
+  if (ctx.livemode) return "$LIVE_SECRET_KEY";
+  return (await currentSecretKey(await getDb(), ctx)) ?? "$TEST_SECRET_KEY";
+}

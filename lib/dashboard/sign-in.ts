@@ -1,0 +1,24 @@
+"use server";
+
+import { getDb } from "@/lib/db/client";
+import { isLockedOut, recordSignIn } from "@/lib/developers/lockout";
+import { signInInput } from "@/lib/developers/schema";
+import { checkCredentials } from "@/lib/developers/service";
+import type { FormState } from "./form-state";
+
+/**
+ * Checks the credentials before the page hands them to next-auth, so a wrong password is an
+ * answer with a message rather than a failed request (and the lock-out is said as such).
+ */
+export async function checkSignIn(form: FormData): Promise<FormState> {
+  const parsed = signInInput.safeParse({ email: form.get("email") ?? "", password: form.get("password") ?? "" });
+  if (!parsed.success) return { error: { message: "Enter your email and password." } };
+  const { email, password } = parsed.data;
+  if (isLockedOut(email)) return { error: { message: "Too many wrong passwords for this email: try again in 15 minutes." } };
+  const developer = await checkCredentials(await getDb(), email, password);
+  if (!developer) {
+    recordSignIn(email, false);
+    return { error: { message: "Wrong email or password." } };
+  }
+  return { ok: true };
+}
