@@ -1,0 +1,107 @@
+import fs from "node:fs";
+import path from "node:path";
+import { expect, test, type Page } from "@playwright/test";
+import { createWalletClient, http, parseEther, toHex, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+
+export const baseUrl = () => process.env.E2E_BASE_URL!;
+export const rpcUrl = () => process.env.E2E_RPC_URL!;
+export const CHAIN_ID = 31337;
+
+/** Collects the page's console errors and uncaught exceptions: every page must render without any. */
+export function watchConsole(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (msg) => {
+    if (msg.type() === "error") errors.push(`${page.url()}: ${msg.text()}`);
+  });
+  page.on("pageerror", (err) => errors.push(`${page.url()}: ${err.message}`));
+  return errors;
+}
+export { expect, test };
+
+const SHOTS = path.join(import.meta.dirname, "screenshots");
+
+/** A full-page screenshot for the CI output (e2e/screenshots/, not committed). */
+export async function screenshot(page: Page, name: string) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** The public API with a secret key, JSON in and out. */
+export async function api<T = any>(key: string, method: string, apiPath: string, body?: Record<string, unknown>): Promise<T> {
+  const res = await fetch(`${baseUrl()}${apiPath}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${apiPath} → ${res.status}: ${JSON.stringify(json)}`);
+  return json as T;
+}
+
+export async function rpc<T = any>(method: string, params: unknown[]): Promise<T> {
+  const res = await fetch(rpcUrl(), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+  const json = (await res.json()) as { result?: T; error?: { message: string } };
+  if (json.error) throw new Error(`${method}: ${json.error.message}`);
+  return json.result as T;
+}
+
+/** A fresh key with 100 ETH on the local anvil chain. */
+export async function fundedWallet() {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await rpc("anvil_setBalance", [account.address, toHex(parseEther("100"))]);
+  return createWalletClient({ account, transport: http(rpcUrl()), chain: { id: CHAIN_ID, name: "Anvil", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl()] } } } });
+}
+
+/**
+ * A browser wallet for the page: `window.ethereum`, an EIP-1193 provider whose accounts and
+ * signatures come from `privateKey` (held here, in the test process), and whose other calls go
+ * to the anvil node, as a real extension forwards them to its RPC.
+ */
+export async function injectWallet(page: Page, privateKey: Hex) {
+  const account = privateKeyToAccount(privateKey);
+  await page.exposeFunction("__e2eWallet", async (method: string, params: unknown[]) => {
+    switch (method) {
+      case "eth_requestAccounts":
+      case "eth_accounts":
+        return [account.address];
+      case "eth_chainId":
+        return toHex(CHAIN_ID);
+      case "personal_sign":
+        return account.signMessage({ message: { raw: (params as [Hex])[0] } });
+      case "wallet_requestPermissions":
+      case "wallet_getPermissions":
+        return [{ parentCapability: "eth_accounts" }];
+      case "wallet_switchEthereumChain":
+        return null;
+      default:
+        return rpc(method, params ?? []);
+    }
+  });
+  await page.addInitScript(() => {
+    const listeners = new Map<string, Set<(...args: unknown[]) => void>>();
+    const w = window as unknown as { __e2eWallet: (m: string, p: unknown[]) => Promise<unknown>; ethereum: unknown };
+    w.ethereum = {
+      isE2EWallet: true,
+      request: ({ method, params }: { method: string; params?: unknown[] }) => w.__e2eWallet(method, params ?? []),
+      on: (event: string, fn: (...args: unknown[]) => void) => {
+        if (!listeners.has(event)) listeners.set(event, new Set());
+        listeners.get(event)!.add(fn);
+      },
+      removeListener: (event: string, fn: (...args: unknown[]) => void) => listeners.get(event)?.delete(fn),
+    };
+  });
+  return account;
+}
+
+/** Signs up through the page, as a new developer would. */
+export async function signUp(page: Page, developer: { name: string; email: string; password: string; organization?: string }) {
+  await page.goto(`${baseUrl()}/signup`);
+  await page.getByLabel("Your name").fill(developer.name);
+  await page.getByLabel("Email").fill(developer.email);
+  await page.getByLabel("Password").fill(developer.password);
+  if (developer.organization) await page.getByLabel("Organization").fill(developer.organization);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await page.waitForURL(/\/projects\/pro_[^/]+\/test$/);
+  return new URL(page.url()).pathname;
+}

@@ -1,0 +1,23 @@
+import { startServer } from "../test/server";
+
+/**
+ * One production server for the suite: `next build` when sources changed, then `next start` on a
+ * fresh data dir, which starts anvil with our contracts and creates the printed project.
+ */
+export default async function globalSetup() {
+  const env: Record<string, string> = { RATE_LIMIT_PER_SECOND: "0" };
+  // The e2e suite is about the embedded default: PGlite, whatever the vitest run used.
+  delete process.env.DATABASE_URL;
+  const server = await startServer(env);
+  const anvilPort = server.output().match(/31337 test .*anvil on port (\d+)/)?.[1];
+  if (!anvilPort) throw new Error(`no anvil port in the server's output:\n${server.output()}`);
+  // The project printed at first start, whose keys the first developer to sign up inherits.
+  const printedSecret = server.output().match(/test {2}publishable \S+\s+secret\s+(sk_test_\S+)/)?.[1];
+  if (!printedSecret) throw new Error(`no printed project in the server's output:\n${server.output()}`);
+  process.env.E2E_BASE_URL = server.url;
+  process.env.E2E_PRINTED_SECRET = printedSecret;
+  process.env.E2E_RPC_URL = `http://127.0.0.1:${anvilPort}`;
+  return async () => {
+    await server.stop();
+  };
+}
