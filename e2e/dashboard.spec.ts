@@ -314,7 +314,7 @@ test("a second developer cannot open the first one's project, its resources or a
 test("phone width: pages fit the screen (tables scroll inside their box)", async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   try {
-    for (const [suffix, name] of [["", "overview"], ["/players", "players"], ["/contracts", "contracts"], ["/policies", "policies"], ["/intents", "intents"], ["/reports", "reports"]] as const) {
+    for (const [suffix, name] of [["", "overview"], ["/players", "players"], ["/contracts", "contracts"], ["/policies", "policies"], ["/intents", "intents"]] as const) {
       await page.goto(`${baseUrl()}${state.base}${suffix}`);
       await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
