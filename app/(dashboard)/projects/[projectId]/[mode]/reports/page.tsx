@@ -14,7 +14,7 @@ function Stat({ label, value, testId }: { label: string; value: string; testId: 
   return (
     <div className="min-w-0 rounded-md border border-slate-200 px-3 py-2">
       <div className="text-xs font-medium text-slate-500">{label}</div>
-      <div className="mt-0.5 break-words font-semibold" data-testid={testId}>
+      <div className="mt-0.5 break-all font-semibold" data-testid={testId}>
         {value}
       </div>
     </div>
@@ -41,7 +41,7 @@ export default async function GasReportsPage({ params, searchParams }: { params:
     <>
       <PageHeader
         title="Gas reports"
-        description="The gas your policies sponsored and what it cost, per UTC day. An intent counts on the day it was created (the service records its block, not when it landed), as in the API's /v1/policies/{id}/reports."
+        description={`The gas your policies sponsored and what it cost, per UTC day, for up to ${MAX_RANGE_DAYS} days at a time. An intent counts on the day it was created (the service records its block, not when it landed), as in the API's /v1/policies/{id}/reports.`}
         actions={
           report && (
             <a href={csvHref} download className={buttonClass("secondary")}>
@@ -58,8 +58,8 @@ export default async function GasReportsPage({ params, searchParams }: { params:
           options={[["", "All policies"], ...policies.map((p): [string, string] => [p.id, `${p.name}${p.deleted ? " (deleted)" : ""} · ${chainLabel(p.chainId)}`])]}
         />
         <TextInput label="From" name="from" type="date" defaultValue={filters.from} />
-        <TextInput label="To" name="to" type="date" defaultValue={filters.to} hint={`At most ${MAX_RANGE_DAYS} days`} />
-        <button type="submit" className={`${buttonClass()} sm:mb-5`}>
+        <TextInput label="To" name="to" type="date" defaultValue={filters.to} />
+        <button type="submit" className={buttonClass()}>
           Show report
         </button>
       </form>
@@ -108,7 +108,7 @@ export default async function GasReportsPage({ params, searchParams }: { params:
                 { header: "Day (UTC)", cell: (d) => d.day },
                 { header: "Intents", cell: (d) => d.intents, className: "text-right" },
                 { header: "Gas used", cell: (d) => formatGas(d.gasUsed), className: "text-right" },
-                { header: `Fees (${chain.symbol})`, cell: (d) => d.feeNative, className: "text-right font-mono text-xs" },
+                { header: `Fees (${chain.symbol})`, cell: (d) => d.feeNative, className: "text-right" },
                 { header: "Fees (USD)", cell: (d) => formatUsd(d.feeUsd), className: "text-right" },
               ]}
             />
