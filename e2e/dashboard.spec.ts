@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Page } from "@playwright/test";
 import { testTokenAbi, testTokenBytecode } from "../contracts/artifacts";
-import { api, baseUrl, expect, failOnConsoleErrors, fundedWallet, newPage, openSection as openSectionOf, rpcReceipt, screenshot, signUp, test } from "./fixtures";
+import { api, baseUrl, expect, failOnConsoleErrors, fundedWallet, newPage, openSection as openSectionOf, rpcReceipt, screenshot, signUp, sponsoredMint, test } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
 
@@ -171,12 +171,7 @@ test("policies: create one, add rules chosen in words, disable and enable it", a
 });
 
 test("transaction intents: a sponsored intent sent through the API turns successful on its own", async () => {
-  const intent = await api(state.secret, "POST", "/v1/transaction_intents", {
-    chainId: 31337,
-    player: state.playerId,
-    policy: state.policyId,
-    interactions: [{ contract: state.contractId, functionName: "mint", functionArgs: [state.accountAddress, "1000"] }],
-  });
+  const intent = await sponsoredMint(state.secret, { player: state.playerId, policy: state.policyId, contract: state.contractId, to: state.accountAddress });
   state.intentId = intent.id;
   await openSection("Transaction intents");
   const status = page.getByTestId(`status-${intent.id}`);

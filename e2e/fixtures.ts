@@ -63,6 +63,16 @@ export async function api<T = any>(key: string, method: string, apiPath: string,
   return json as T;
 }
 
+/** A transaction intent through the API: `amount` of the registered test token minted to `to`, sponsored by `policy`. */
+export function sponsoredMint(key: string, ids: { player: string; policy: string; contract: string; to: string }, amount = "1000") {
+  return api<{ id: string }>(key, "POST", "/v1/transaction_intents", {
+    chainId: CHAIN_ID,
+    player: ids.player,
+    policy: ids.policy,
+    interactions: [{ contract: ids.contract, functionName: "mint", functionArgs: [ids.to, amount] }],
+  });
+}
+
 export async function rpc<T = any>(method: string, params: unknown[]): Promise<T> {
   const res = await fetch(rpcUrl(), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
   const json = (await res.json()) as { result?: T; error?: { message: string } };

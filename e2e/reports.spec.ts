@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import type { Page } from "@playwright/test";
 import { testTokenAbi, testTokenBytecode } from "../contracts/artifacts";
-import { api, baseUrl, expect, failOnConsoleErrors, fundedWallet, newPage, openSection, rpcReceipt, screenshot, signUp, test } from "./fixtures";
+import { api, baseUrl, expect, failOnConsoleErrors, fundedWallet, newPage, openSection, rpcReceipt, screenshot, signUp, sponsoredMint, test } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
 
@@ -39,12 +39,7 @@ test("a policy with a rule sponsors an intent sent through the API, which turns 
   const policy = await api(state.secret, "POST", "/v1/policies", { name: "Gem mints", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } });
   await api(state.secret, "POST", "/v1/policy_rules", { policy: policy.id, type: "contract_functions", contract: contract.id, functionName: "mint" });
   state.policyId = policy.id;
-  const intent = await api(state.secret, "POST", "/v1/transaction_intents", {
-    chainId: 31337,
-    player: player.id,
-    policy: policy.id,
-    interactions: [{ contract: contract.id, functionName: "mint", functionArgs: [account.address, "1000"] }],
-  });
+  const intent = await sponsoredMint(state.secret, { player: player.id, policy: policy.id, contract: contract.id, to: account.address });
   state.intentId = intent.id;
   // The intents list polls until the intent has its confirmations.
   await openSection(page, "Transaction intents");
