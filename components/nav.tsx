@@ -12,6 +12,7 @@ const SECTIONS = [
   ["/contracts", "Contracts"],
   ["/policies", "Policies"],
   ["/intents", "Transaction intents"],
+  ["/reports", "Gas reports"],
   ["/webhooks", "Webhooks"],
   ["/logs", "Request log"],
 ] as const;

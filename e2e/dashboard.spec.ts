@@ -1,8 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Browser, Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
 import { testTokenAbi, testTokenBytecode } from "../contracts/artifacts";
-import { api, baseUrl, expect, fundedWallet, rpc, screenshot, signUp, test, watchConsole } from "./fixtures";
+import { api, baseUrl, expect, failOnConsoleErrors, fundedWallet, newPage, openSection as openSectionOf, rpcReceipt, screenshot, signUp, sponsoredMint, test } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
 
@@ -15,32 +15,13 @@ let page: Page;
 let consoleErrors: string[];
 const state = { base: "", secret: "", contractId: "", token: "" as `0x${string}`, playerId: "", accountAddress: "", policyId: "", intentId: "" };
 
-async function newPage(browser: Browser) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const p = await context.newPage();
-  return { page: p, errors: watchConsole(p) };
-}
-
 test.beforeAll(async ({ browser }) => {
   ({ page, errors: consoleErrors } = await newPage(browser));
 });
 
-test.afterEach(() => {
-  expect(consoleErrors, "browser console errors").toEqual([]);
-});
+failOnConsoleErrors(() => consoleErrors);
 
-async function rpcReceipt(hash: `0x${string}`) {
-  for (;;) {
-    const receipt = await rpc<{ contractAddress: `0x${string}`; status: string } | null>("eth_getTransactionReceipt", [hash]);
-    if (receipt) return receipt;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function openSection(name: string) {
-  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true }).click();
-  await expect(page.getByRole("heading", { level: 1, name })).toBeVisible();
-}
+const openSection = (name: string) => openSectionOf(page, name);
 
 test("sign up: the first developer owns the project printed at start", async () => {
   state.base = await signUp(page, alice);
@@ -190,12 +171,7 @@ test("policies: create one, add rules chosen in words, disable and enable it", a
 });
 
 test("transaction intents: a sponsored intent sent through the API turns successful on its own", async () => {
-  const intent = await api(state.secret, "POST", "/v1/transaction_intents", {
-    chainId: 31337,
-    player: state.playerId,
-    policy: state.policyId,
-    interactions: [{ contract: state.contractId, functionName: "mint", functionArgs: [state.accountAddress, "1000"] }],
-  });
+  const intent = await sponsoredMint(state.secret, { player: state.playerId, policy: state.policyId, contract: state.contractId, to: state.accountAddress });
   state.intentId = intent.id;
   await openSection("Transaction intents");
   const status = page.getByTestId(`status-${intent.id}`);

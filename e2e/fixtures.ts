@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Browser, type Page } from "@playwright/test";
 import { createWalletClient, http, parseEther, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 
@@ -18,6 +18,30 @@ export function watchConsole(page: Page): string[] {
   return errors;
 }
 export { expect, test };
+
+/** A fresh browser context's page at desktop size, with its console errors collected. */
+export async function newPage(browser: Browser) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  return { page, errors: watchConsole(page) };
+}
+
+/**
+ * Fails each test of the file that leaves errors in the console of the page `errors()` watches
+ * (a getter: the page is usually opened in beforeAll). A link to a missing page counts, as its
+ * prefetch 404s.
+ */
+export function failOnConsoleErrors(errors: () => string[]) {
+  test.afterEach(() => {
+    expect(errors(), "browser console errors").toEqual([]);
+  });
+}
+
+/** Opens a section from the project's navigation and waits for its heading. */
+export async function openSection(page: Page, name: string) {
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true }).click();
+  await expect(page.getByRole("heading", { level: 1, name })).toBeVisible();
+}
 
 const SHOTS = path.join(import.meta.dirname, "screenshots");
 
@@ -39,11 +63,30 @@ export async function api<T = any>(key: string, method: string, apiPath: string,
   return json as T;
 }
 
+/** A transaction intent through the API: `amount` of the registered test token minted to `to`, sponsored by `policy`. */
+export function sponsoredMint(key: string, ids: { player: string; policy: string; contract: string; to: string }, amount = "1000") {
+  return api<{ id: string }>(key, "POST", "/v1/transaction_intents", {
+    chainId: CHAIN_ID,
+    player: ids.player,
+    policy: ids.policy,
+    interactions: [{ contract: ids.contract, functionName: "mint", functionArgs: [ids.to, amount] }],
+  });
+}
+
 export async function rpc<T = any>(method: string, params: unknown[]): Promise<T> {
   const res = await fetch(rpcUrl(), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
   const json = (await res.json()) as { result?: T; error?: { message: string } };
   if (json.error) throw new Error(`${method}: ${json.error.message}`);
   return json.result as T;
+}
+
+/** The transaction's receipt, once mined. */
+export async function rpcReceipt(hash: `0x${string}`) {
+  for (;;) {
+    const receipt = await rpc<{ contractAddress: `0x${string}`; status: string } | null>("eth_getTransactionReceipt", [hash]);
+    if (receipt) return receipt;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** A fresh key with 100 ETH on the local anvil chain. */

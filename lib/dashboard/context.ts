@@ -6,10 +6,15 @@ import { getDeveloper, projectOf, projectsOf } from "@/lib/developers/service";
 import type { Mode, ProjectContext } from "@/lib/projects/service";
 import { authOptions } from "./auth";
 
+/** The developer the session cookie names, or null when signed out (or since removed). */
+export async function sessionDeveloper() {
+  const session = (await getServerSession(authOptions())) as { developerId?: string } | null;
+  return session?.developerId ? await getDeveloper(await getDb(), session.developerId) : null;
+}
+
 /** The signed-in developer, or a redirect to the sign-in page. */
 export const currentDeveloper = cache(async () => {
-  const session = (await getServerSession(authOptions())) as { developerId?: string } | null;
-  const developer = session?.developerId ? await getDeveloper(await getDb(), session.developerId) : null;
+  const developer = await sessionDeveloper();
   if (!developer) redirect("/login");
   return developer;
 });
@@ -32,19 +37,28 @@ export interface ProjectScope {
 export const projectScope = cache(async (projectId: string, mode: string): Promise<ProjectScope> => {
   if (mode !== "test" && mode !== "live") notFound();
   const developer = await currentDeveloper();
+  return (await developerProjectScope(developer.id, projectId, mode)) ?? notFound();
+});
+
+/**
+ * The scope check itself, for callers that answer other than with a page (route handlers
+ * answer JSON): null when the mode is neither test nor live or the project is not the developer's.
+ */
+export async function developerProjectScope(developerId: string, projectId: string, mode: string): Promise<ProjectScope | null> {
+  if (mode !== "test" && mode !== "live") return null;
   const db = await getDb();
-  const project = await projectOf(db, developer.id, projectId);
-  if (!project) notFound();
-  const projects = await projectsOf(db, developer.id);
+  const project = await projectOf(db, developerId, projectId);
+  if (!project) return null;
+  const projects = await projectsOf(db, developerId);
   return {
-    developerId: developer.id,
+    developerId,
     project: { id: project.id, name: project.name, organizationName: project.organizationName },
     projects: projects.map((p) => ({ id: p.id, name: p.name })),
     mode,
     ctx: { projectId: project.id, livemode: mode === "live" },
     base: `/projects/${project.id}/${mode}`,
   };
-});
+}
 
 export type ScopeParams = Promise<{ projectId: string; mode: string }>;
 export const scopeOf = async (params: ScopeParams) => {

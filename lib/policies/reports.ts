@@ -31,9 +31,9 @@ export interface PolicyReport {
   transactionIntents: IntentGas[];
 }
 
-/** Wei at the chain's configured USD price, or null when none is configured. */
-function inUsd(policy: PolicyRow, wei: bigint): string | null {
-  const price = findChain(policy.chainId)?.usdPrice;
+/** Wei at the chain's configured USD price (`CHAIN_<id>_USD_PRICE`), or null when none is configured. */
+export function inUsd(chainId: number, wei: bigint): string | null {
+  const price = findChain(chainId)?.usdPrice;
   return price === null || price === undefined ? null : (Number(formatEther(wei)) * price).toFixed(6);
 }
 
@@ -48,7 +48,7 @@ type GasRow = { id: string; gasCost: string | null; gasUsed: string | null; crea
 function intentGas(policy: PolicyRow, row: GasRow): IntentGas {
   const fee = BigInt(row.gasCost ?? "0");
   const used = BigInt(row.gasUsed ?? "0");
-  return { id: row.id, gasFee: fee.toString(), gasPrice: (used === 0n ? 0n : fee / used).toString(), gasUsed: used.toString(), gasFeeInUSD: inUsd(policy, fee) };
+  return { id: row.id, gasFee: fee.toString(), gasPrice: (used === 0n ? 0n : fee / used).toString(), gasUsed: used.toString(), gasFeeInUSD: inUsd(policy.chainId, fee) };
 }
 
 const gasColumns = { id: transactionIntents.id, gasCost: transactionIntents.gasCost, gasUsed: transactionIntents.gasUsed, createdAt: transactionIntents.createdAt };
@@ -58,7 +58,7 @@ function report(policy: PolicyRow, start: number, end: number, n: number, total:
     period: { start, end },
     averageTransactionFee: (n === 0 ? 0n : total / BigInt(n)).toString(),
     totalTransactionFee: total.toString(),
-    totalTransactionFeeInUSD: inUsd(policy, total),
+    totalTransactionFeeInUSD: inUsd(policy.chainId, total),
     totalTransactionFeeInCustomTokens: tokens.toString(),
     transactionIntents: intents.slice(0, INTENTS_PER_PERIOD).map((row) => intentGas(policy, row)),
   };

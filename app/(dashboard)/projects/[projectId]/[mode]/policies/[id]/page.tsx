@@ -1,7 +1,7 @@
 import { PolicyState } from "@/components/badge";
 import { ActionForm, SubmitButton, TextInput } from "@/components/form";
 import { RecentIntents } from "@/components/intent-list";
-import { Card, Definitions, PageHeader } from "@/components/page";
+import { ButtonLink, Card, Definitions, PageHeader } from "@/components/page";
 import { StrategyFields } from "@/components/policy-fields";
 import { RuleEditor } from "@/components/rule-editor";
 import { Time } from "@/components/time";
@@ -44,6 +44,9 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
         description={policy.id}
         actions={
           <>
+            <ButtonLink variant="secondary" href={`${scope.base}/reports?policy=${policy.id}`}>
+              Gas report
+            </ButtonLink>
             {!policy.deleted && (
               <ActionForm action={toggle}>
                 <SubmitButton variant={policy.enabled ? "secondary" : "primary"} confirm={policy.enabled ? "Disable this policy? Intents naming it are refused until it is enabled again." : undefined}>
