@@ -65,7 +65,7 @@ export function handle(op: Operation) {
       const params = paramsOf((await route?.params) ?? {});
       const activeDb = db;
       const execute = async () => {
-        const body = await op.run({ db: activeDb, project, input, params, path: url.pathname });
+        const body = await op.run({ db: activeDb, project, input, params, path: url.pathname, origin: url.origin });
         if (process.env.VITEST) op.response.parse(body); // the documented shape is the real shape
         return { status: 200, body };
       };
