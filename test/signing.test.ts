@@ -86,6 +86,21 @@ describe("signing tokens", () => {
   });
 });
 
+describe("signing links", () => {
+  it("point to the origin the request came to, or to PUBLIC_URL when set", async () => {
+    const { intent } = await awaitingIntent();
+    const viaProxy = await call("GET", `/v1/transaction_intents/${intent.id}`, { key, headers: { "x-forwarded-host": "wallet.example.com", "x-forwarded-proto": "https" } });
+    expect(viaProxy.body.nextAction.payload.signingUrl).toMatch(new RegExp(`^https://wallet\\.example\\.com/sign/${intent.id}\\?t=`));
+    vi.stubEnv("PUBLIC_URL", "https://pay.example.org/");
+    try {
+      const listed = await call("GET", "/v1/transaction_intents", { key, query: { account: [intent.account.id] } });
+      expect(listed.body.data[0].nextAction.payload.signingUrl).toMatch(new RegExp(`^https://pay\\.example\\.org/sign/${intent.id}\\?t=`));
+    } finally {
+      vi.stubEnv("PUBLIC_URL", "");
+    }
+  });
+});
+
 describe("the signing page", () => {
   it("shows what will be executed, lands the owner's signature, then stops working", async () => {
     const { owner, intent } = await awaitingIntent();
