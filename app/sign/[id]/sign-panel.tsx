@@ -3,7 +3,7 @@
 import { QueryClient, QueryClientProvider, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { isAddressEqual, type Address, type Hex } from "viem";
-import { createConfig, custom, injected, useConnect, useConnection, useConnectors, useDisconnect, useSignMessage, WagmiProvider } from "wagmi";
+import { createConfig, createStorage, custom, injected, noopStorage, useConnect, useConnection, useConnectors, useDisconnect, useSignMessage, WagmiProvider } from "wagmi";
 import { Badge, intentState } from "@/components/badge";
 import { buttonClass } from "@/components/page";
 import type { SigningStatus } from "@/lib/signing/service";
@@ -31,8 +31,9 @@ function walletConfig(chain: SignPanelProps["chain"]) {
     chains: [{ id: chain.id, name: chain.name, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [] } } }],
     connectors: [injected()],
     transports: { [chain.id]: noRpc },
-    // Nothing remembered between visits: the link is used once.
-    storage: null,
+    // Nothing remembered between visits: the link is used once. (A no-op storage rather than
+    // none: with ssr, wagmi rehydrates its store on mount.)
+    storage: createStorage({ storage: noopStorage }),
     ssr: true,
   });
 }
