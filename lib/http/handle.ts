@@ -5,6 +5,7 @@ import { authenticate, requireHttps } from "./auth";
 import { readBody } from "./body";
 import { ApiError } from "./errors";
 import { parseBracketParams } from "./form";
+import { requestOrigin } from "./origin";
 import { takeToken } from "./rate-limit";
 import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
@@ -65,7 +66,7 @@ export function handle(op: Operation) {
       const params = paramsOf((await route?.params) ?? {});
       const activeDb = db;
       const execute = async () => {
-        const body = await op.run({ db: activeDb, project, input, params, path: url.pathname });
+        const body = await op.run({ db: activeDb, project, input, params, path: url.pathname, origin: requestOrigin(request.headers, request.url) });
         if (process.env.VITEST) op.response.parse(body); // the documented shape is the real shape
         return { status: 200, body };
       };

@@ -12,6 +12,8 @@ export interface OperationContext<Input> {
   params: Record<string, string>;
   /** The request path, used as the `url` of list envelopes. */
   path: string;
+  /** The origin the request came to (scheme, host, port), for links back to this service. */
+  origin?: string;
 }
 
 /**

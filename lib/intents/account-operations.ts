@@ -26,9 +26,9 @@ const accountAction = <T extends z.ZodObject>(
     tag,
     input,
     response: intentResponse,
-    run: async ({ db, project, params, input }) => {
+    run: async ({ db, project, params, input, origin }) => {
       const intent = await run(db, project, params.id!, input);
-      return presentIntent(db, project, await relayIntent(db, intent, false), undefined);
+      return presentIntent(db, project, await relayIntent(db, intent, false), undefined, origin);
     },
   });
 

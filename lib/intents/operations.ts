@@ -47,10 +47,10 @@ export const createIntent = defineOperation({
   tag,
   input: createIntentInput,
   response: intentResponse,
-  run: async ({ db, project, input }) => {
+  run: async ({ db, project, input, origin }) => {
     let { intent } = await intents.createIntent(db, project, input);
     intent = await relayIntent(db, intent, input.optimistic ?? false);
-    return presentIntent(db, project, intent, input.expand);
+    return presentIntent(db, project, intent, input.expand, origin);
   },
 });
 
@@ -62,9 +62,9 @@ export const listIntents = defineOperation({
   tag,
   input: listIntentsInput,
   response: listResponse(intentResponse),
-  run: async ({ db, project, input, path }) => {
+  run: async ({ db, project, input, path, origin }) => {
     const { rows, total } = await intents.listIntents(db, project, input);
-    return listEnvelope(path, input, await presentIntents(db, project, rows, input.expand), total);
+    return listEnvelope(path, input, await presentIntents(db, project, rows, input.expand, origin), total);
   },
 });
 
@@ -76,7 +76,7 @@ export const getIntent = defineOperation({
   tag,
   input: getIntentInput,
   response: intentResponse,
-  run: async ({ db, project, params, input }) => presentIntent(db, project, await intents.getIntent(db, project, params.id!), input.expand),
+  run: async ({ db, project, params, input, origin }) => presentIntent(db, project, await intents.getIntent(db, project, params.id!), input.expand, origin),
 });
 
 export const signIntent = defineOperation({
@@ -87,9 +87,9 @@ export const signIntent = defineOperation({
   tag,
   input: signatureInput,
   response: intentResponse,
-  run: async ({ db, project, params, input }) => {
+  run: async ({ db, project, params, input, origin }) => {
     const intent = await intents.submitSignature(db, project, params.id!, input.signature as `0x${string}`);
-    return presentIntent(db, project, await relayIntent(db, intent, input.optimistic ?? false), undefined);
+    return presentIntent(db, project, await relayIntent(db, intent, input.optimistic ?? false), undefined, origin);
   },
 });
 

@@ -7,6 +7,7 @@ import { presentPlayers } from "@/lib/players/present";
 import { playersByIds } from "@/lib/players/service";
 import { presentPolicies } from "@/lib/policies/present";
 import type { ProjectContext } from "@/lib/projects/service";
+import { signingUrl } from "@/lib/signing/token";
 import type { IntentResponse } from "./schema";
 import { serializeIntent } from "./serializer";
 import type { IntentRow } from "./service";
@@ -14,8 +15,11 @@ import type { IntentRow } from "./service";
 type Expand = readonly string[] | undefined;
 type Ref = { id: string; [key: string]: unknown };
 
-/** Intents as the API shows them, with player, account and policy expanded when asked. */
-export async function presentIntents(db: Queryable, ctx: ProjectContext, rows: IntentRow[], expand: Expand): Promise<IntentResponse[]> {
+/**
+ * Intents as the API shows them, with player, account and policy expanded when asked; one
+ * awaiting its owner's signature carries the signing page's link (on `origin`, or PUBLIC_URL).
+ */
+export async function presentIntents(db: Queryable, ctx: ProjectContext, rows: IntentRow[], expand: Expand, origin?: string): Promise<IntentResponse[]> {
   const unique = (ids: (string | null)[]) => [...new Set(ids.filter((id): id is string => id !== null))];
   const players = new Map<string, Ref>();
   const accountsById = new Map<string, Ref>();
@@ -37,13 +41,19 @@ export async function presentIntents(db: Queryable, ctx: ProjectContext, rows: I
     const found = ids.length ? await db.select().from(policies).where(inArray(policies.id, ids)) : [];
     for (const p of await presentPolicies(db, ctx, found, undefined)) policiesById.set(p.id, p);
   }
-  return rows.map((row) =>
-    serializeIntent(row, {
-      player: row.playerId ? players.get(row.playerId) : undefined,
-      account: accountsById.get(row.accountId),
-      policy: row.policyId ? policiesById.get(row.policyId) : undefined,
+  return Promise.all(
+    rows.map(async (row) => {
+      const intent = serializeIntent(row, {
+        player: row.playerId ? players.get(row.playerId) : undefined,
+        account: accountsById.get(row.accountId),
+        policy: row.policyId ? policiesById.get(row.policyId) : undefined,
+      });
+      const url = intent.nextAction ? await signingUrl(row, origin) : undefined;
+      if (intent.nextAction && url) intent.nextAction.payload.signingUrl = url;
+      return intent;
     }),
   );
 }
 
-export const presentIntent = async (db: Queryable, ctx: ProjectContext, row: IntentRow, expand: Expand) => (await presentIntents(db, ctx, [row], expand))[0]!;
+export const presentIntent = async (db: Queryable, ctx: ProjectContext, row: IntentRow, expand: Expand, origin?: string) =>
+  (await presentIntents(db, ctx, [row], expand, origin))[0]!;

@@ -82,7 +82,14 @@ export const intentResponse = z.object({
   nextAction: z
     .object({
       type: z.literal("sign_with_wallet"),
-      payload: z.object({ userOperationHash: z.string(), userOperation: hexRecord, userOpHash: z.string(), userOp: hexRecord }),
+      payload: z.object({
+        userOperationHash: z.string(),
+        userOperation: hexRecord,
+        userOpHash: z.string(),
+        userOp: hexRecord,
+        /** The signing page for the account's owner: an unguessable link that expires with the sponsorship (or in an hour). */
+        signingUrl: z.string().optional(),
+      }),
     })
     .optional(),
 });

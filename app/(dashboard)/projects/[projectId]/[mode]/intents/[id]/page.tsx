@@ -2,7 +2,7 @@ import Link from "next/link";
 import { formatEther } from "viem";
 import { CodeBlock, CopyButton, Mono } from "@/components/code";
 import { IntentProgress } from "@/components/intent-progress";
-import { Card, Definitions, PageHeader } from "@/components/page";
+import { buttonClass, Card, Definitions, PageHeader } from "@/components/page";
 import { Table } from "@/components/table";
 import { Time } from "@/components/time";
 import { findChain } from "@/lib/chain/registry";
@@ -11,6 +11,7 @@ import { projectScope } from "@/lib/dashboard/context";
 import { intentProgress } from "@/lib/dashboard/intents";
 import { decodeLogs } from "@/lib/dashboard/logs";
 import { found } from "@/lib/dashboard/operations";
+import { signingLink } from "@/lib/dashboard/signing";
 import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
 import { serializeIntent } from "@/lib/intents/serializer";
@@ -34,15 +35,28 @@ export default async function IntentPage({ params }: { params: Promise<{ project
   };
   const logs = intent.response?.logs ?? [];
   const decoded = await decodeLogs(scope.ctx, row.chainId, logs);
+  const link = await signingLink(row);
   return (
     <>
       <PageHeader title="Transaction intent" description={<span className="font-mono">{row.id}</span>} actions={<IntentProgress projectId={scope.project.id} mode={scope.mode} initial={await intentProgress(scope.project.id, scope.mode, row.id)} />} />
       {row.status === "awaiting_signature" && (
         <Card title="Awaiting the owner's signature">
           <p className="text-sm text-slate-600">
-            This account&apos;s owner holds its key: the intent is sent once the owner signs its userOperationHash (personal_sign of the 32 bytes) and your server posts the signature to{" "}
+            This account&apos;s owner holds its key: the intent is sent once the owner signs its userOperationHash. Send the owner this signing link (it works only while the intent awaits a signature, and expires{row.sponsored ? " with the sponsorship" : " in an hour"}), or have the owner sign the 32 bytes (personal_sign) and post the signature to{" "}
             <code className="text-xs">/v1/transaction_intents/{row.id}/signature</code>.
           </p>
+          {link && (
+            <div className="mt-3 flex flex-wrap items-center gap-2">
+              <code data-testid="signing-link" className="min-w-0 flex-1 break-all rounded bg-slate-100 px-2 py-1 font-mono text-xs">
+                {link}
+              </code>
+              <CopyButton value={link} label="Copy link" />
+              {/* A plain anchor: the signing page is outside the dashboard, nothing to prefetch. */}
+              <a className={buttonClass("secondary")} href={link} target="_blank" rel="noreferrer">
+                Open signing page
+              </a>
+            </div>
+          )}
         </Card>
       )}
       <Card title="Details">

@@ -1,0 +1,103 @@
+import type { ReactNode } from "react";
+import { Badge, intentState } from "@/components/badge";
+import { Card, Definitions } from "@/components/page";
+import { Time } from "@/components/time";
+import { getDb } from "@/lib/db/client";
+import { openSigningLink } from "@/lib/signing/service";
+import { SignPanel } from "./sign-panel";
+
+// The token is the credential: keep it out of Referer headers and search engines.
+export const metadata = { title: "Sign a transaction", referrer: "no-referrer", robots: { index: false, follow: false } };
+
+function Shell({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <main className="mx-auto max-w-3xl px-4 py-10">
+      <p className="mb-1 text-sm font-semibold text-indigo-700">Smart wallets</p>
+      <h1 className="mb-6 text-2xl font-semibold tracking-tight">{title}</h1>
+      {children}
+    </main>
+  );
+}
+
+/**
+ * The signing page an account's owner opens from a link: no dashboard session, the link's token
+ * names the intent. What will be executed, then the owner's wallet signs its userOperationHash.
+ */
+export default async function SignPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { id } = await params;
+  const { t } = await searchParams;
+  const token = typeof t === "string" ? t : undefined;
+  const page = await openSigningLink(await getDb(), token, id);
+
+  if (page.state === "invalid") {
+    return (
+      <Shell title="This signing link does not work">
+        <Card>
+          <p data-testid="sign-invalid" className="text-sm text-slate-700">
+            {page.message}
+          </p>
+          <p className="mt-3 text-sm text-slate-500">Links are unguessable and expire; whoever sent you this one can send a fresh link while the transaction still awaits your signature.</p>
+        </Card>
+      </Shell>
+    );
+  }
+
+  if (page.state === "not_awaiting") {
+    const state = intentState(page.status);
+    return (
+      <Shell title="Nothing to sign">
+        <Card>
+          <p data-testid="sign-not-awaiting" className="text-sm text-slate-700">
+            This transaction intent no longer awaits a signature.
+          </p>
+          <div className="mt-4">
+            <Definitions
+              items={[
+                ["Intent", <span key="i" className="font-mono text-xs">{id}</span>],
+                ["Status", <Badge key="s" tone={state.tone}>{state.label}</Badge>],
+                ["Transaction", page.status.transactionHash ? <code key="t" className="break-all font-mono text-xs">{page.status.transactionHash}</code> : null],
+                ["Error", page.status.error ? <span key="e" className="text-rose-700">{page.status.error}</span> : null],
+              ]}
+            />
+          </div>
+        </Card>
+      </Shell>
+    );
+  }
+
+  const { view } = page;
+  return (
+    <Shell title="Sign a transaction">
+      <Card title="What will be executed">
+        <Definitions
+          items={[
+            ["Chain", `${view.chainName} (${view.chainId})`],
+            ["Smart account", <code key="a" className="break-all font-mono text-xs">{view.accountAddress}</code>],
+            ["Owner (signs)", <code key="o" data-testid="sign-owner" className="break-all font-mono text-xs">{view.ownerAddress}</code>],
+            ["Gas", view.policy ? `sponsored by the project (policy ${view.policy.name})` : "paid by the smart account"],
+            ["Link expires", <Time key="x" seconds={view.expiresAt} />],
+            ["userOperationHash", <code key="h" className="break-all font-mono text-xs">{view.userOperationHash}</code>],
+          ]}
+        />
+        <h3 className="mb-2 mt-6 text-sm font-semibold">Calls ({view.interactions.length})</h3>
+        <ol className="space-y-3" data-testid="sign-interactions">
+          {view.interactions.map((call, i) => (
+            <li key={i} className="rounded-md border border-slate-200 p-3 text-sm">
+              <p>
+                <span className="font-medium">{call.functionName ?? (call.data ? "Raw call" : "Transfer")}</span>
+                {call.contract && <span className="text-slate-600"> on {call.contract.name}</span>}
+              </p>
+              <p className="mt-1 break-all font-mono text-xs text-slate-600">to {call.to}</p>
+              {call.args && <p className="mt-1 break-all font-mono text-xs">arguments {call.args}</p>}
+              {call.data && <p className="mt-1 break-all font-mono text-xs text-slate-600">data {call.data}</p>}
+              <p className="mt-1 text-xs text-slate-600">value {call.value}</p>
+            </li>
+          ))}
+        </ol>
+      </Card>
+      <Card title="Sign with your wallet">
+        <SignPanel intentId={view.intentId} token={token!} chain={{ id: view.chainId, name: view.chainName }} ownerAddress={view.ownerAddress} userOperationHash={view.userOperationHash} />
+      </Card>
+    </Shell>
+  );
+}

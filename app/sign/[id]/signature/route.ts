@@ -1,0 +1,3 @@
+import { postLinkSignature } from "@/lib/signing/routes";
+
+export const POST = postLinkSignature;

@@ -1,0 +1,159 @@
+import type { Browser, Page } from "@playwright/test";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { Hex } from "viem";
+import { testTokenAbi, testTokenBytecode } from "../contracts/artifacts";
+import { api, baseUrl, expect, fundedWallet, injectWallet, rpc, screenshot, signUp, test, watchConsole } from "./fixtures";
+
+test.describe.configure({ mode: "serial" });
+
+const stamp = Date.now();
+const carol = { name: "Carol Developer", email: `carol-${stamp}@example.com`, password: "a signing page passphrase", organization: "Carol Labs" };
+
+/** What the serial tests share: the developer's key and the sponsored token mint they send. */
+const state = { base: "", secret: "", token: "" as Hex, contractId: "", policyId: "" };
+const pages: { page: Page; errors: string[] }[] = [];
+
+async function newPage(browser: Browser, walletKey?: Hex) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const opened = { page, errors: watchConsole(page) };
+  if (walletKey) await injectWallet(page, walletKey);
+  pages.push(opened);
+  return opened;
+}
+
+test.afterEach(async () => {
+  for (const { page, errors } of pages.splice(0)) {
+    expect(errors, "browser console errors").toEqual([]);
+    await page.context().close();
+  }
+});
+
+async function receiptOf(hash: string) {
+  for (;;) {
+    const receipt = await rpc<{ status: string; contractAddress: Hex } | null>("eth_getTransactionReceipt", [hash]);
+    if (receipt) return receipt;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A sponsored mint from a fresh non-custodial account owned by `owner`: it awaits the owner's signature. */
+async function awaitingIntent(owner: Hex) {
+  const address = privateKeyToAccount(owner).address;
+  const intent = await api(state.secret, "POST", "/v1/transaction_intents", {
+    chainId: 31337,
+    externalOwnerAddress: address,
+    policy: state.policyId,
+    interactions: [{ contract: state.contractId, functionName: "mint", functionArgs: [address, "1000"] }],
+  });
+  expect(intent.nextAction.type).toBe("sign_with_wallet");
+  return intent as { id: string; userOperationHash: string; nextAction: { payload: { signingUrl: string } } };
+}
+
+test("setup: a developer's key, a registered token and a policy sponsoring its mint", async ({ browser }) => {
+  const { page } = await newPage(browser);
+  state.base = await signUp(page, carol);
+  await page.goto(`${baseUrl()}${state.base}/keys`);
+  await page.getByRole("button", { name: "Create secret key" }).click();
+  state.secret = (await page.getByTestId("new-secret-key").textContent())!;
+  expect(state.secret).toMatch(/^sk_test_/);
+
+  const deployer = await fundedWallet();
+  const hash = await deployer.deployContract({ abi: testTokenAbi, bytecode: testTokenBytecode, args: ["Gem", "GEM"] });
+  state.token = (await receiptOf(hash)).contractAddress;
+  const contract = await api(state.secret, "POST", "/v1/contracts", { name: "Gem token", chainId: 31337, address: state.token, abi: testTokenAbi });
+  state.contractId = contract.id;
+  const policy = await api(state.secret, "POST", "/v1/policies", { name: "Free gems", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } });
+  state.policyId = policy.id;
+  await api(state.secret, "POST", "/v1/policy_rules", { policy: policy.id, type: "contract_functions", contract: contract.id, functionName: "mint" });
+});
+
+test("the dashboard shows the signing link of an intent awaiting its owner's signature", async ({ browser }) => {
+  const intent = await awaitingIntent(generatePrivateKey());
+  expect(intent.nextAction.payload.signingUrl).toMatch(new RegExp(`^${baseUrl()}/sign/${intent.id}\\?t=`));
+  const { page } = await newPage(browser);
+  await page.goto(`${baseUrl()}/login`);
+  await page.getByLabel("Email").fill(carol.email);
+  await page.getByLabel("Password").fill(carol.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`**${state.base}`);
+  await page.goto(`${baseUrl()}${state.base}/intents/${intent.id}`);
+  await expect(page.getByRole("heading", { name: "Awaiting the owner's signature" })).toBeVisible();
+  const link = (await page.getByTestId("signing-link").textContent())!;
+  expect(link).toMatch(new RegExp(`^${baseUrl()}/sign/${intent.id}\\?t=`));
+  await expect(page.getByRole("button", { name: "Copy link" })).toBeVisible();
+  await expect(page.getByRole("link", { name: "Open signing page" })).toHaveAttribute("href", link);
+  // The dashboard's link opens the same intent on the signing page.
+  await page.goto(link);
+  await expect(page.getByRole("heading", { name: "Sign a transaction" })).toBeVisible();
+});
+
+test("the owner connects, signs, and watches the intent land", async ({ browser }) => {
+  const ownerKey = generatePrivateKey();
+  const owner = privateKeyToAccount(ownerKey);
+  const intent = await awaitingIntent(ownerKey);
+  const { page } = await newPage(browser, ownerKey);
+  await page.goto(intent.nextAction.payload.signingUrl);
+  await expect(page.getByRole("heading", { name: "Sign a transaction" })).toBeVisible();
+  // What will be executed: the call, its contract and arguments, the owner, who pays.
+  const calls = page.getByTestId("sign-interactions");
+  await expect(calls).toContainText("mint");
+  await expect(calls).toContainText("on Gem token");
+  await expect(calls).toContainText(`["${owner.address}","1000"]`);
+  await expect(page.getByTestId("sign-owner")).toHaveText(owner.address);
+  await expect(page.getByText("sponsored by the project (policy Free gems)")).toBeVisible();
+  await expect(page.getByText(intent.userOperationHash)).toBeVisible();
+  await screenshot(page, "40-sign");
+
+  await page.getByRole("button", { name: "Connect wallet" }).click();
+  await expect(page.getByTestId("sign-connected")).toHaveText(owner.address);
+  await page.getByRole("button", { name: "Sign and send" }).click();
+  await expect(page.getByTestId("sign-status")).toHaveText("successful", { timeout: 60_000 });
+  const hash = (await page.getByTestId("sign-transaction").textContent())!;
+  expect(hash).toMatch(/^0x[0-9a-f]{64}$/);
+  await screenshot(page, "41-signed");
+
+  expect((await receiptOf(hash)).status).toBe("0x1");
+  const landed = await api(state.secret, "GET", `/v1/transaction_intents/${intent.id}`);
+  expect(landed.response).toMatchObject({ status: 1, transactionHash: hash });
+  expect(landed.nextAction).toBeUndefined();
+
+  // The link has done its job: opened again, it says so.
+  await page.reload();
+  await expect(page.getByTestId("sign-not-awaiting")).toHaveText("This transaction intent no longer awaits a signature.");
+  await expect(page.getByText(hash)).toBeVisible();
+});
+
+test("a wallet that is not the owner is refused with a clear message", async ({ browser }) => {
+  const ownerKey = generatePrivateKey();
+  const intent = await awaitingIntent(ownerKey);
+  const strangerKey = generatePrivateKey();
+  const { page } = await newPage(browser, strangerKey);
+  await page.goto(intent.nextAction.payload.signingUrl);
+  await page.getByRole("button", { name: "Connect wallet" }).click();
+  await expect(page.getByTestId("sign-connected")).toHaveText(privateKeyToAccount(strangerKey).address);
+  await expect(page.getByTestId("sign-wrong-wallet")).toContainText(`is not the owner of this account. Switch your wallet to the owner, ${privateKeyToAccount(ownerKey).address}`);
+  await expect(page.getByRole("button", { name: "Sign and send" })).toHaveCount(0);
+  const still = await api(state.secret, "GET", `/v1/transaction_intents/${intent.id}`);
+  expect(still.nextAction.type).toBe("sign_with_wallet");
+});
+
+test("an altered or missing token shows a page saying the link does not work", async ({ browser }) => {
+  const intent = await awaitingIntent(generatePrivateKey());
+  const url = new URL(intent.nextAction.payload.signingUrl);
+  const token = url.searchParams.get("t")!;
+  url.searchParams.set("t", `${token.slice(0, -4)}${token.endsWith("AAAA") ? "BBBB" : "AAAA"}`);
+  const { page } = await newPage(browser);
+  const res = await page.goto(url.toString());
+  expect(res!.status()).toBe(200);
+  await expect(page.getByRole("heading", { name: "This signing link does not work" })).toBeVisible();
+  await expect(page.getByTestId("sign-invalid")).toContainText("not valid");
+  await expect(page.getByRole("button", { name: "Connect wallet" })).toHaveCount(0);
+  await screenshot(page, "42-sign-invalid");
+  await page.goto(`${baseUrl()}/sign/${intent.id}`);
+  await expect(page.getByTestId("sign-invalid")).toContainText("not valid");
+  // The token of one intent does not open another.
+  const other = await awaitingIntent(generatePrivateKey());
+  await page.goto(`${baseUrl()}/sign/${intent.id}?t=${new URL(other.nextAction.payload.signingUrl).searchParams.get("t")}`);
+  await expect(page.getByTestId("sign-invalid")).toContainText("belongs to another transaction intent");
+});
