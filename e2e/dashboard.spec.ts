@@ -193,6 +193,12 @@ test("transaction intents: a sponsored intent sent through the API turns success
   // The policy page lists it among its recent intents.
   await page.getByRole("link", { name: state.policyId }).click();
   await expect(page.getByRole("link", { name: intent.id })).toBeVisible();
+  // And its gas counts in the policy's gas report.
+  await page.getByRole("link", { name: "Gas report", exact: true }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Gas reports" })).toBeVisible();
+  await expect(page.getByTestId("total-intents-31337")).toHaveText("1");
+  await expect(page.getByTestId("total-gas-31337")).toHaveText(/^[1-9][\d,]*$/);
+  await screenshot(page, "12-gas-report");
 });
 
 test("transaction intents: send one from the dashboard and watch its page turn successful", async () => {
@@ -273,7 +279,7 @@ test("a second developer cannot open the first one's project, its resources or a
   expect(ownBase).not.toBe(state.base);
   await expect(other.getByRole("heading", { name: "My first project" })).toBeVisible();
   // Alice's project, page by page: a plain 404, never her data.
-  for (const suffix of ["", "/keys", "/players", `/players/${state.playerId}`, `/contracts/${state.contractId}`, "/policies", `/policies/${state.policyId}`, "/intents", `/intents/${state.intentId}`, "/webhooks", "/logs"]) {
+  for (const suffix of ["", "/keys", "/players", `/players/${state.playerId}`, `/contracts/${state.contractId}`, "/policies", `/policies/${state.policyId}`, "/intents", `/intents/${state.intentId}`, "/reports", "/reports/csv", "/webhooks", "/logs"]) {
     const res = await other.goto(`${baseUrl()}${state.base}${suffix}`);
     expect(res?.status(), suffix).toBe(404);
     await expect(other.getByText("Mallory")).toHaveCount(0);
@@ -290,7 +296,7 @@ test("a second developer cannot open the first one's project, its resources or a
 test("phone width: pages fit the screen (tables scroll inside their box)", async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   try {
-    for (const [suffix, name] of [["", "overview"], ["/players", "players"], ["/contracts", "contracts"], ["/policies", "policies"], ["/intents", "intents"]] as const) {
+    for (const [suffix, name] of [["", "overview"], ["/players", "players"], ["/contracts", "contracts"], ["/policies", "policies"], ["/intents", "intents"], ["/reports", "reports"]] as const) {
       await page.goto(`${baseUrl()}${state.base}${suffix}`);
       await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -2,7 +2,7 @@ import type { Browser, Page } from "@playwright/test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Hex } from "viem";
 import { testTokenAbi, testTokenBytecode } from "../contracts/artifacts";
-import { api, baseUrl, expect, fundedWallet, injectWallet, rpc, screenshot, signUp, test, watchConsole } from "./fixtures";
+import { api, baseUrl, expect, fundedWallet, injectWallet, newPage, rpcReceipt, screenshot, signUp, test } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
 
@@ -13,11 +13,9 @@ const carol = { name: "Carol Developer", email: `carol-${stamp}@example.com`, pa
 const state = { base: "", secret: "", token: "" as Hex, contractId: "", policyId: "" };
 const pages: { page: Page; errors: string[] }[] = [];
 
-async function newPage(browser: Browser, walletKey?: Hex) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const opened = { page, errors: watchConsole(page) };
-  if (walletKey) await injectWallet(page, walletKey);
+async function openPage(browser: Browser, walletKey?: Hex) {
+  const opened = await newPage(browser);
+  if (walletKey) await injectWallet(opened.page, walletKey);
   pages.push(opened);
   return opened;
 }
@@ -28,14 +26,6 @@ test.afterEach(async () => {
     await page.context().close();
   }
 });
-
-async function receiptOf(hash: string) {
-  for (;;) {
-    const receipt = await rpc<{ status: string; contractAddress: Hex } | null>("eth_getTransactionReceipt", [hash]);
-    if (receipt) return receipt;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** A sponsored mint from a fresh non-custodial account owned by `owner`: it awaits the owner's signature. */
 async function awaitingIntent(owner: Hex) {
@@ -51,7 +41,7 @@ async function awaitingIntent(owner: Hex) {
 }
 
 test("setup: a developer's key, a registered token and a policy sponsoring its mint", async ({ browser }) => {
-  const { page } = await newPage(browser);
+  const { page } = await openPage(browser);
   state.base = await signUp(page, carol);
   await page.goto(`${baseUrl()}${state.base}/keys`);
   await page.getByRole("button", { name: "Create secret key" }).click();
@@ -60,7 +50,7 @@ test("setup: a developer's key, a registered token and a policy sponsoring its m
 
   const deployer = await fundedWallet();
   const hash = await deployer.deployContract({ abi: testTokenAbi, bytecode: testTokenBytecode, args: ["Gem", "GEM"] });
-  state.token = (await receiptOf(hash)).contractAddress;
+  state.token = (await rpcReceipt(hash)).contractAddress;
   const contract = await api(state.secret, "POST", "/v1/contracts", { name: "Gem token", chainId: 31337, address: state.token, abi: testTokenAbi });
   state.contractId = contract.id;
   const policy = await api(state.secret, "POST", "/v1/policies", { name: "Free gems", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } });
@@ -71,7 +61,7 @@ test("setup: a developer's key, a registered token and a policy sponsoring its m
 test("the dashboard shows the signing link of an intent awaiting its owner's signature", async ({ browser }) => {
   const intent = await awaitingIntent(generatePrivateKey());
   expect(intent.nextAction.payload.signingUrl).toMatch(new RegExp(`^${baseUrl()}/sign/${intent.id}\\?t=`));
-  const { page } = await newPage(browser);
+  const { page } = await openPage(browser);
   await page.goto(`${baseUrl()}/login`);
   await page.getByLabel("Email").fill(carol.email);
   await page.getByLabel("Password").fill(carol.password);
@@ -92,7 +82,7 @@ test("the owner connects, signs, and watches the intent land", async ({ browser 
   const ownerKey = generatePrivateKey();
   const owner = privateKeyToAccount(ownerKey);
   const intent = await awaitingIntent(ownerKey);
-  const { page } = await newPage(browser, ownerKey);
+  const { page } = await openPage(browser, ownerKey);
   await page.goto(intent.nextAction.payload.signingUrl);
   await expect(page.getByRole("heading", { name: "Sign a transaction" })).toBeVisible();
   // What will be executed: the call, its contract and arguments, the owner, who pays.
@@ -109,11 +99,11 @@ test("the owner connects, signs, and watches the intent land", async ({ browser 
   await expect(page.getByTestId("sign-connected")).toHaveText(owner.address);
   await page.getByRole("button", { name: "Sign and send" }).click();
   await expect(page.getByTestId("sign-status")).toHaveText("successful", { timeout: 60_000 });
-  const hash = (await page.getByTestId("sign-transaction").textContent())!;
+  const hash = (await page.getByTestId("sign-transaction").textContent()) as Hex;
   expect(hash).toMatch(/^0x[0-9a-f]{64}$/);
   await screenshot(page, "41-signed");
 
-  expect((await receiptOf(hash)).status).toBe("0x1");
+  expect((await rpcReceipt(hash)).status).toBe("0x1");
   const landed = await api(state.secret, "GET", `/v1/transaction_intents/${intent.id}`);
   expect(landed.response).toMatchObject({ status: 1, transactionHash: hash });
   expect(landed.nextAction).toBeUndefined();
@@ -128,7 +118,7 @@ test("a wallet that is not the owner is refused with a clear message", async ({ 
   const ownerKey = generatePrivateKey();
   const intent = await awaitingIntent(ownerKey);
   const strangerKey = generatePrivateKey();
-  const { page } = await newPage(browser, strangerKey);
+  const { page } = await openPage(browser, strangerKey);
   await page.goto(intent.nextAction.payload.signingUrl);
   await page.getByRole("button", { name: "Connect wallet" }).click();
   await expect(page.getByTestId("sign-connected")).toHaveText(privateKeyToAccount(strangerKey).address);
@@ -143,7 +133,7 @@ test("an altered or missing token shows a page saying the link does not work", a
   const url = new URL(intent.nextAction.payload.signingUrl);
   const token = url.searchParams.get("t")!;
   url.searchParams.set("t", `${token.slice(0, -4)}${token.endsWith("AAAA") ? "BBBB" : "AAAA"}`);
-  const { page } = await newPage(browser);
+  const { page } = await openPage(browser);
   const res = await page.goto(url.toString());
   expect(res!.status()).toBe(200);
   await expect(page.getByRole("heading", { name: "This signing link does not work" })).toBeVisible();
