@@ -94,6 +94,8 @@ describe("GET /v1/contracts/{id}/read", () => {
     expect(notAddress.details?.["functionArgs[0]"]).toBeDefined();
     const notNumber = expectError(await read(contractIds.EntryPoint!, "getNonce", [d().paymaster, "seven"]), 400);
     expect(notNumber.details?.["functionArgs[1]"]?.message).toMatch(/integer/);
+    // the message itself names the argument and the problem, for clients that show only it
+    expect(notNumber.message).toMatch(/^Invalid arguments for getNonce: key: expected .*integer/);
     expectError(await read(contractIds.EntryPoint!, "getNonce", [d().paymaster, (2n ** 200n).toString()]), 400);
     expect(expectError(await read(contractIds.EntryPoint!, "depositTo", [d().paymaster]), 400).message).toMatch(/transaction intent/);
     expect(expectError(await call("GET", `/v1/contracts/${contractIds.EntryPoint}/read`, { key }), 400).details?.functionName).toBeDefined();

@@ -126,6 +126,7 @@ export function coerceArguments(fn: AbiFunction, args: unknown[], param = "funct
       return undefined;
     }
   });
-  if (Object.keys(details).length) throw badRequest(`Invalid arguments for ${fn.name}.`, details);
+  const problems = Object.values(details).map((detail) => detail.message);
+  if (problems.length) throw badRequest(`Invalid arguments for ${fn.name}: ${problems.join("; ")}.`, details);
   return values;
 }
