@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Page } from "@playwright/test";
 import { testTokenAbi, testTokenBytecode } from "../contracts/artifacts";
-import { api, baseUrl, expect, failOnConsoleErrors, fundedWallet, newPage, openSection as openSectionOf, rpcReceipt, screenshot, signUp, sponsoredMint, test } from "./fixtures";
+import { api, baseUrl, expect, failOnConsoleErrors, fundedWallet, newPage, openSection as openSectionOf, pageAlert, rpcReceipt, screenshot, signUp, sponsoredMint, test } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
 
@@ -75,7 +75,7 @@ test("contracts: register a deployed token with its ABI, read a view function, b
   await page.getByLabel("Address").fill("0x1234");
   await page.getByLabel("ABI").fill("[{not json");
   await page.getByRole("button", { name: "Register contract" }).click();
-  await expect(page.getByRole("alert")).toBeVisible();
+  await expect(pageAlert(page)).toContainText("Invalid parameter abi: not valid JSON");
   await page.getByLabel("Address").fill(state.token);
   await page.getByLabel("ABI").fill(JSON.stringify(testTokenAbi));
   await page.getByRole("button", { name: "Register contract" }).click();
@@ -210,7 +210,7 @@ test("transaction intents: send one from the dashboard and watch its page turn s
   await page.getByLabel("to (address)").fill(state.accountAddress);
   await page.getByLabel("amount (uint256)").fill("not a number");
   await page.getByRole("button", { name: "Send transaction" }).click();
-  await expect(page.getByRole("alert")).toBeVisible();
+  await expect(pageAlert(page)).toContainText("Invalid arguments for mint: amount:");
   await page.getByLabel("amount (uint256)").fill("5");
   await page.getByRole("button", { name: "Send transaction" }).click();
   await page.waitForURL(/\/intents\/tin_/);
@@ -268,7 +268,7 @@ test("test/live switch: live mode shows none of the test data, on the same secti
   await page.getByRole("link", { name: "Create policy" }).click();
   // No live chain out of the box: the form says what to configure.
   await expect(page.getByRole("note")).toContainText("No live chain is configured");
-  await screenshot(page, "12-live-mode");
+  await screenshot(page, "13-live-mode");
   await page.getByRole("group", { name: "Mode" }).getByRole("link", { name: "Test mode" }).click();
   await page.waitForURL(`**${state.base}/policies`);
 });

@@ -46,6 +46,9 @@ export async function openSection(page: Page, name: string) {
 const SHOTS = path.join(import.meta.dirname, "screenshots");
 
 /** A full-page screenshot for the CI output (e2e/screenshots/, not committed). */
+/** The page's own error messages: Next.js's route announcer is an alert too, holding the new page's title after a navigation. */
+export const pageAlert = (page: Page) => page.locator('[role="alert"]:not(#__next-route-announcer__)');
+
 export async function screenshot(page: Page, name: string) {
   fs.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
