@@ -9,7 +9,7 @@ export default async function globalSetup() {
   // The e2e suite is about the embedded default: PGlite, whatever the vitest run used.
   delete process.env.DATABASE_URL;
   const server = await startServer(env);
-  const anvilPort = server.output().match(/31337 test .*anvil on port (\d+)/)?.[1];
+  const anvilPort = server.output().match(/31337 test .*\(port (\d+)\)/)?.[1];
   if (!anvilPort) throw new Error(`no anvil port in the server's output:\n${server.output()}`);
   // The project printed at first start, whose keys the first developer to sign up inherits.
   const printedSecret = server.output().match(/test {2}publishable \S+\s+secret\s+(sk_test_\S+)/)?.[1];

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import type { Page } from "@playwright/test";
 import { testTokenAbi, testTokenBytecode } from "../contracts/artifacts";
-import { api, baseUrl, expect, failOnConsoleErrors, fundedWallet, newPage, openSection, rpcReceipt, screenshot, signUp, sponsoredMint, test } from "./fixtures";
+import { api, baseUrl, expect, failOnConsoleErrors, fundedWallet, newPage, openSection, pageAlert, rpcReceipt, screenshot, signUp, sponsoredMint, test } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
 
@@ -52,7 +52,7 @@ test("a policy with a rule sponsors an intent sent through the API, which turns 
 
 test("gas reports: pick the policy, see the chart, the totals and the day's row", async () => {
   await openSection(page, "Gas reports");
-  await page.getByLabel("Policy").selectOption({ label: "Gem mints · Local chain 31337 (anvil)" });
+  await page.getByLabel("Policy").selectOption({ label: "Gem mints · Local anvil (31337)" });
   await page.getByRole("button", { name: "Show report" }).click();
   await page.waitForURL(new RegExp(`/reports\\?policy=${state.policyId}&`));
   await expect(page.getByTestId("gas-chart").locator("svg.recharts-surface").first()).toBeVisible();
@@ -79,8 +79,7 @@ test("gas reports: the CSV download has the header and the day's line", async ()
 });
 
 test("gas reports: a start after the end, or a date that is none, is explained on the page", async () => {
-  // Next.js's route announcer is an alert too, an empty one.
-  const alert = page.getByRole("alert").filter({ hasText: /\S/ });
+  const alert = pageAlert(page);
   await page.getByLabel("From").fill("2026-05-02");
   await page.getByLabel("To").fill("2026-05-01");
   await page.getByRole("button", { name: "Show report" }).click();

@@ -22,7 +22,7 @@ export async function prepareChains(): Promise<string[]> {
     `  Chains (EntryPoint ${d.entryPoint}, account factory ${d.accountFactory}, paymaster ${d.paymaster}):`,
     ...chains.map((chain, i) => {
       const result = results[i]!;
-      const where = chain.local ? `anvil on port ${chain.local.port}` : chain.dev ? "anvil" : "RPC";
+      const where = chain.local ? `port ${chain.local.port}` : "RPC";
       const status =
         result.status === "fulfilled"
           ? `ready, paymaster deposit ${result.value.paymasterDeposit} ${chain.nativeCurrency.symbol}`

@@ -77,7 +77,7 @@ function readChains(): ChainConfig[] {
       const port = basePort === 0 ? 0 : basePort + index;
       chains.set(chainId, {
         chainId,
-        name: `Local chain ${chainId} (anvil)`,
+        name: "Local anvil",
         rpcUrl: env(`CHAIN_${chainId}_RPC_URL`) ?? `http://127.0.0.1:${port}`,
         livemode: match[2] === "live",
         nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },

@@ -5,6 +5,7 @@ import type { ProjectContext } from "@/lib/projects/service";
 export const chainOptions = (ctx: ProjectContext): [string, string][] =>
   supportedChains()
     .filter((c) => c.livemode === ctx.livemode)
-    .map((c) => [String(c.chainId), `${c.name} (${c.chainId})`]);
+    .map((c) => [String(c.chainId), chainLabel(c.chainId)]);
 
-export const chainLabel = (chainId: number) => findChain(chainId)?.name ?? `chain ${chainId}`;
+/** A chain as pages show it: its name and id, since several local chains share a name. */
+export const chainLabel = (chainId: number) => `${findChain(chainId)?.name ?? "Chain"} (${chainId})`;

@@ -16,6 +16,7 @@ import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
 import { serializeIntent } from "@/lib/intents/serializer";
 import { getIntent } from "@/lib/intents/service";
+import { inUsd } from "@/lib/policies/reports";
 
 export const metadata = { title: "Transaction intent" };
 
@@ -30,8 +31,8 @@ export default async function IntentPage({ params }: { params: Promise<{ project
   const symbol = chain?.nativeCurrency.symbol ?? "ETH";
   const fee = (wei: string | null) => {
     if (wei === null) return null;
-    const native = formatEther(BigInt(wei));
-    return chain?.usdPrice ? `${native} ${symbol} ($${(Number(native) * chain.usdPrice).toFixed(4)})` : `${native} ${symbol}`;
+    const usd = inUsd(row.chainId, BigInt(wei));
+    return `${formatEther(BigInt(wei))} ${symbol}${usd === null ? "" : ` ($${usd})`}`;
   };
   const logs = intent.response?.logs ?? [];
   const decoded = await decodeLogs(scope.ctx, row.chainId, logs);
@@ -62,7 +63,7 @@ export default async function IntentPage({ params }: { params: Promise<{ project
       <Card title="Details">
         <Definitions
           items={[
-            ["Chain", `${chainLabel(row.chainId)} (${row.chainId})`],
+            ["Chain", chainLabel(row.chainId)],
             ["Player", row.playerId ? <Link key="p" className="font-mono text-xs text-indigo-700 hover:underline" href={`${scope.base}/players/${row.playerId}`}>{row.playerId}</Link> : "— (a developer account)"],
             ["Account", row.accountId.startsWith("acc_") ? <Link key="a" className="font-mono text-xs text-indigo-700 hover:underline" href={`${scope.base}/accounts/${row.accountId}`}>{row.accountId}</Link> : <span key="a" className="font-mono text-xs">{row.accountId}</span>],
             ["Policy", row.policyId ? <Link key="pol" className="font-mono text-xs text-indigo-700 hover:underline" href={`${scope.base}/policies/${row.policyId}`}>{row.policyId}</Link> : "not sponsored: the account pays its gas"],
