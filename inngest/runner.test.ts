@@ -1,11 +1,11 @@
 import crypto from "node:crypto";
-import { eq } from "drizzle-orm";
+import { eq, like } from "drizzle-orm";
 import { NonRetriableError } from "inngest";
 import { afterEach, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { functionRuns } from "@/lib/db/schema";
 import { inngest } from "./client";
-import { EmbeddedRunner, wakeTime } from "./runner";
+import { CRON_EVENT, EmbeddedRunner, lastCronSlot, wakeTime } from "./runner";
 
 const runners: EmbeddedRunner[] = [];
 afterEach(async () => {
@@ -208,6 +208,37 @@ describe("the embedded runner", () => {
     await runner.send(ids.map((id, i) => ({ name, data: { i }, id })));
     const outputs = await Promise.all(ids.map(async (id) => (await settled(id))[0]!.output));
     expect(outputs).toEqual(ids.map((_, i) => i * 2));
+  });
+
+  it("runs a cron function once per slot, however many runners share the database", async () => {
+    const seen: { name: string; cron: unknown }[] = [];
+    const id = `every-second-${uid()}`;
+    // cron-parser takes a seconds field, which lets the test see several slots quickly
+    const fn = inngest.createFunction({ id, triggers: [{ cron: "* * * * * *" }] }, async ({ event, step }) =>
+      step.run("tick", () => {
+        seen.push({ name: event.name, cron: (event.data as { cron?: string }).cron });
+        return event.id;
+      }),
+    );
+    await Promise.all([runnerWith([fn]), runnerWith([fn]), runnerWith([fn])]);
+    await new Promise((r) => setTimeout(r, 3_500));
+    await Promise.all(runners.splice(0).map((r) => r.stop()));
+    const runs = await (await getDb()).select().from(functionRuns).where(like(functionRuns.functionId, `%${id}`));
+    // the slot before the start, then one a second: about 4 (the last one may be queued still), each run once
+    const completed = runs.filter((r) => r.status === "completed");
+    expect(completed.length).toBeGreaterThanOrEqual(3);
+    expect(runs.length).toBeLessThanOrEqual(5);
+    expect(new Set(runs.map((r) => r.eventId)).size).toBe(runs.length);
+    expect(seen).toHaveLength(completed.length);
+    expect(seen.every((e) => e.name === CRON_EVENT && e.cron === "* * * * * *")).toBe(true);
+  });
+
+  it("reads cron schedules in UTC, or in the time zone Inngest's TZ= prefix names", () => {
+    const now = new Date("2026-11-25T12:00:30.000Z");
+    expect(new Date(lastCronSlot("* * * * *", now)).toISOString()).toBe("2026-11-25T12:00:00.000Z");
+    expect(new Date(lastCronSlot("0 9 * * *", now)).toISOString()).toBe("2026-11-25T09:00:00.000Z");
+    expect(new Date(lastCronSlot("TZ=Europe/Paris 0 9 * * *", now)).toISOString()).toBe("2026-11-25T08:00:00.000Z");
+    expect(() => lastCronSlot("every minute", now)).toThrow();
   });
 
   it("reads sleep durations and dates", () => {

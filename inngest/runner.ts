@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { CronExpressionParser } from "cron-parser";
 import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
 import type { InngestFunction } from "inngest";
 import { ServerTiming } from "inngest/internals";
@@ -43,7 +44,19 @@ const silent = { info() {}, warn() {}, error() {}, debug() {} };
 const triggerEvents = (fn: AnyFunction): string[] =>
   ((fn.opts as { triggers?: { event?: string }[] }).triggers ?? []).flatMap((t) => (t.event ? [t.event] : []));
 
+const cronTriggers = (fn: AnyFunction): string[] =>
+  ((fn.opts as { triggers?: { cron?: string }[] }).triggers ?? []).flatMap((t) => (t.cron ? [t.cron] : []));
+
 const functionId = (fn: AnyFunction) => fn.id(inngest.id);
+
+/** The event Inngest sends a cron-triggered function. */
+export const CRON_EVENT = "inngest/scheduled.timer";
+
+/** The latest time a cron schedule ("* * * * *", or Inngest's "TZ=Europe/Paris 0 9 * * *") was due, in ms. */
+export function lastCronSlot(cron: string, now = new Date()): number {
+  const [, tz, expression] = /^(?:TZ=(\S+)\s+)?(.*)$/.exec(cron.trim())!;
+  return CronExpressionParser.parse(expression!, { currentDate: now, tz: tz ?? "UTC" }).prev().getTime();
+}
 
 /** "1s", "250ms", "1h30m", or an ISO date (step.sleepUntil): the time to wake. */
 export function wakeTime(spec: string, now = Date.now()): number {
@@ -69,6 +82,8 @@ export function wakeTime(spec: string, now = Date.now()): number {
 export class EmbeddedRunner {
   private readonly byId: Map<string, AnyFunction>;
   private readonly byEvent = new Map<string, AnyFunction[]>();
+  /** Cron-triggered functions, with the last slot this process scheduled. */
+  private readonly crons: { fn: AnyFunction; cron: string; scheduled: number }[];
   private readonly active = new Set<Promise<void>>();
   /** Ids of the runs this process is executing: never claimed again meanwhile. */
   private readonly executing = new Set<string>();
@@ -85,6 +100,7 @@ export class EmbeddedRunner {
   ) {
     this.byId = new Map(functions.map((fn) => [functionId(fn), fn]));
     for (const fn of functions) for (const name of triggerEvents(fn)) this.byEvent.set(name, [...(this.byEvent.get(name) ?? []), fn]);
+    this.crons = functions.flatMap((fn) => cronTriggers(fn).map((cron) => ({ fn, cron, scheduled: 0 })));
     this.opts = { pollMs: 500, concurrency: 16, leaseMs: 60_000, retryBaseMs: 1_000, exclusive: false, ...options };
   }
 
@@ -101,6 +117,22 @@ export class EmbeddedRunner {
     );
     if (rows.length) await this.db.insert(functionRuns).values(rows).onConflictDoNothing();
     this.kick();
+  }
+
+  /**
+   * One run per cron slot, across every runner sharing the database: the slot is the run's event
+   * id. Only the latest slot is run, as Inngest does after downtime (no backfill).
+   */
+  private async scheduleCrons() {
+    const now = new Date();
+    const rows = this.crons.flatMap((entry) => {
+      const slot = lastCronSlot(entry.cron, now);
+      if (slot <= entry.scheduled) return [];
+      entry.scheduled = slot;
+      const eventId = `cron:${entry.cron}:${new Date(slot).toISOString()}`;
+      return [{ id: `run_${crypto.randomUUID()}`, functionId: functionId(entry.fn), eventId, event: { name: CRON_EVENT, data: { cron: entry.cron }, id: eventId, ts: slot }, steps: { order: [], state: {} } }];
+    });
+    if (rows.length) await this.db.insert(functionRuns).values(rows).onConflictDoNothing();
   }
 
   async start() {
@@ -140,6 +172,7 @@ export class EmbeddedRunner {
   private async tick() {
     this.ticking = true;
     try {
+      if (this.crons.length) await this.scheduleCrons();
       do {
         this.again = false;
         const free = this.opts.concurrency - this.active.size;
@@ -155,7 +188,7 @@ export class EmbeddedRunner {
         }
       } while (this.again && !this.stopped);
     } catch (err) {
-      console.error("embedded runner: could not claim runs:", err);
+      console.error("embedded runner: could not schedule or claim runs:", err);
     } finally {
       this.ticking = false;
       this.schedule(this.opts.pollMs);
