@@ -26,6 +26,7 @@ const APP_URL = "http://127.0.0.1:3000/api/inngest";
 const RELAY_FN = "smart-wallet-service-relay-transaction-intent";
 const WEBHOOK_FN = "smart-wallet-service-deliver-webhook";
 const EXPIRE_FN = "smart-wallet-service-cancel-unsigned-intent";
+const UNSETTLED_FN = "smart-wallet-service-resend-unsettled-intents";
 
 type Route = typeof import("@/app/api/inngest/route");
 type Method = "GET" | "PUT" | "POST";
@@ -167,7 +168,7 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
       authentication_succeeded: true,
       app_id: "smart-wallet-service",
       mode: "cloud",
-      function_count: 3,
+      function_count: 4,
       has_event_key: true,
       has_signing_key: true,
       signing_key_hash: hashed.slice(0, 12),
@@ -183,13 +184,15 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     expect(sync.headers.get("x-inngest-sync-kind")).toBe("in_band");
     expect(sync.body).toMatchObject({ app_id: "smart-wallet-service", url: APP_URL, framework: "nextjs" });
     const functions = sync.body.functions as { id: string; triggers: unknown[]; steps: { step: { runtime: { url: string }; retries: { attempts: number } } } }[];
-    expect(functions.map((f) => f.id).sort()).toEqual([EXPIRE_FN, WEBHOOK_FN, RELAY_FN]);
+    expect(functions.map((f) => f.id).sort()).toEqual([EXPIRE_FN, WEBHOOK_FN, RELAY_FN, UNSETTLED_FN]);
     const byId = Object.fromEntries(functions.map((f) => [f.id, f]));
     expect(byId[RELAY_FN]!.triggers).toEqual([{ event: "transaction_intent/relay" }]);
     expect(byId[WEBHOOK_FN]!.triggers).toEqual([{ event: "webhook/deliver" }]);
     expect(byId[EXPIRE_FN]!.triggers).toEqual([{ event: "transaction_intent/expire" }]);
+    // Inngest runs the sweep on its own schedule: the cron goes to it as written
+    expect(byId[UNSETTLED_FN]!.triggers).toEqual([{ cron: "* * * * *" }]);
     for (const f of functions) {
-      expect(f.steps.step.retries.attempts).toBe(10);
+      expect(f.steps.step.retries.attempts).toBe(f.id === UNSETTLED_FN ? 2 : 10);
       const stepUrl = new URL(f.steps.step.runtime.url);
       expect(`${stepUrl.origin}${stepUrl.pathname}`).toBe(APP_URL);
       expect(stepUrl.searchParams.get("fnId")).toBe(f.id);

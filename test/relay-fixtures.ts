@@ -28,6 +28,8 @@ export async function sponsoredDeposits(key: string) {
   const rule = await call("POST", "/v1/policy_rules", { key, json: { policy: policy.id, type: "contract_functions", contract: contract.body.id, functionName: "depositTo" } });
   expect(rule.status, JSON.stringify(rule.body)).toBe(200);
   return {
+    policy: policy.id as string,
+    contract: contract.body.id as string,
     /** Creates a sponsored custodial intent through the API: depositTo(paymaster) from a new player's account. */
     async intent(confirmationBlocks = 2): Promise<{ id: string; userOperationHash: `0x${string}` }> {
       const res = await call("POST", "/v1/transaction_intents", {

@@ -5,7 +5,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { call, expectError, newProject } from "@/test/api";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { eventually, intentRow, receiver, runInProcessOnly } from "@/test/relay-fixtures";
-import { EXPIRE_EVENT, cancelUnsignedIntent } from "./expire";
+import { cancelUnsignedIntent, expireEvent } from "./expire";
 import { deliverWebhook } from "./webhooks";
 
 let key: string;
@@ -16,7 +16,6 @@ const owner = privateKeyToAccount(generatePrivateKey());
 // The hour-long wait for the signature, mocked so the test does not wait. A fresh mock per engine:
 // @inngest/test keeps a run's step results on the mock objects it is given.
 const noWait = () => [{ id: "wait-for-signature", handler: () => null }];
-const expireEvent = (intentId: string) => ({ name: EXPIRE_EVENT, data: { intentId }, id: `expire:${intentId}` });
 
 beforeAll(async () => {
   await runInProcessOnly([deliverWebhook]);

@@ -6,6 +6,9 @@ import { notifyIntent } from "./webhooks";
 
 export const EXPIRE_EVENT = "transaction_intent/expire";
 
+/** The cancellation's event for an intent awaiting its signature: its id makes a second send a no-op. */
+export const expireEvent = (intentId: string) => ({ name: EXPIRE_EVENT, data: { intentId }, id: `expire:${intentId}` });
+
 /**
  * A sponsored intent awaiting its owner's signature is cancelled (and the webhook told) once its
  * paymaster signature has run out: signed later, it could no longer land.

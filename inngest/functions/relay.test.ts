@@ -8,14 +8,12 @@ import { deserializeUserOp } from "@/lib/intents/service";
 import { call, newProject } from "@/test/api";
 import { chainOf, clientOf } from "@/test/chain";
 import { eventually, intentRow, receiver, runInProcessOnly, sponsoredDeposits } from "@/test/relay-fixtures";
-import { RELAY_EVENT, relayIntent } from "./relay";
+import { relayEvent, relayIntent } from "./relay";
 import { deliverWebhook } from "./webhooks";
 
 let key: string;
 let deposits: Awaited<ReturnType<typeof sponsoredDeposits>>;
 let hooks: Awaited<ReturnType<typeof receiver>>;
-
-const relayEvent = (intentId: string) => ({ name: RELAY_EVENT, data: { intentId }, id: `relay:${intentId}` });
 
 /**
  * step.sleep, mocked so the test does not wait: each sleep mines a block instead, as a real sleep

@@ -5,6 +5,9 @@ import { notifyIntent } from "./webhooks";
 
 export const RELAY_EVENT = "transaction_intent/relay";
 
+/** The relay's event for an intent: its id makes a second send a no-op. */
+export const relayEvent = (intentId: string) => ({ name: RELAY_EVENT, data: { intentId }, id: `relay:${intentId}` });
+
 /**
  * Lands a pending intent's user operation, then waits for its confirmation blocks. Each step's
  * outcome is stored before the next, and landing first looks for the op on chain, so a crash or

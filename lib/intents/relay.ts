@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, desc, eq, or, sql } from "drizzle-orm";
 import { getAddress, parseEventLogs, type Hex, type Log } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
@@ -139,6 +139,26 @@ export async function cancelUnsigned(db: Db, intentId: string): Promise<boolean>
     .where(and(eq(transactionIntents.id, intentId), eq(transactionIntents.status, "awaiting_signature")))
     .returning({ id: transactionIntents.id });
   return rows.length > 0;
+}
+
+/**
+ * Intents whose background run may never have been queued (the process died between recording
+ * them and sending the event): pending, or sponsored and awaiting a signature, unchanged for a
+ * minute. Only the last day's: Inngest forgets event ids after 24 hours, so older ones could run twice.
+ */
+export async function unsettledIntents(db: Db, limit = 1000) {
+  return db
+    .select({ id: transactionIntents.id, status: transactionIntents.status })
+    .from(transactionIntents)
+    .where(
+      and(
+        or(eq(transactionIntents.status, "pending"), and(eq(transactionIntents.status, "awaiting_signature"), eq(transactionIntents.sponsored, true))),
+        sql`${transactionIntents.updatedAt} < now() - interval '1 minute'`,
+        sql`${transactionIntents.updatedAt} > now() - interval '1 day'`,
+      ),
+    )
+    .orderBy(desc(transactionIntents.updatedAt))
+    .limit(limit);
 }
 
 export const intentStatus = async (intentId: string) => (await load(await getDb(), intentId))?.status;
