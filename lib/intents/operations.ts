@@ -3,8 +3,8 @@ import { z } from "zod";
 import { presentAccount } from "@/lib/accounts/present";
 import { accountResponse } from "@/lib/accounts/schema";
 import { syncAccount } from "@/lib/accounts/service";
-import { EXPIRE_EVENT } from "@/inngest/functions/expire";
-import { RELAY_EVENT } from "@/inngest/functions/relay";
+import { expireEvent } from "@/inngest/functions/expire";
+import { relayEvent } from "@/inngest/functions/relay";
 import { sendEvents } from "@/inngest/send";
 import type { Db } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
@@ -26,10 +26,10 @@ const OPTIMISTIC_WAIT_MS = 15_000;
  */
 export async function relayIntent(db: Db, intent: intents.IntentRow, optimistic: boolean) {
   if (intent.status === "awaiting_signature") {
-    if (intent.sponsored) await sendEvents([{ name: EXPIRE_EVENT, data: { intentId: intent.id }, id: `expire:${intent.id}` }]);
+    if (intent.sponsored) await sendEvents([expireEvent(intent.id)]);
     return intent;
   }
-  await sendEvents([{ name: RELAY_EVENT, data: { intentId: intent.id }, id: `relay:${intent.id}` }]);
+  await sendEvents([relayEvent(intent.id)]);
   if (!optimistic) return intent;
   const deadline = Date.now() + OPTIMISTIC_WAIT_MS;
   for (;;) {
