@@ -36,7 +36,7 @@ export default async function AccountPage({ params }: { params: Promise<{ projec
         <Definitions
           items={[
             ["Address", hex(account.address)],
-            ["Chain", `${chainLabel(account.chainId)} (${account.chainId})`],
+            ["Chain", chainLabel(account.chainId)],
             ["Player", <Link key="p" href={`${scope.base}/players/${account.playerId}`} className="font-mono text-xs text-indigo-700 hover:underline">{account.playerId}</Link>],
             ["Owner", hex(account.ownerAddress)],
             ["Pending owner", account.pendingOwnerAddress ? hex(account.pendingOwnerAddress) : null],

@@ -29,7 +29,7 @@ export default async function ContractPage({ params }: { params: Promise<{ proje
         <Definitions
           items={[
             ["Address", <span key="a" className="inline-flex flex-wrap items-center gap-2"><code className="break-all font-mono text-xs">{contract.address}</code><CopyButton value={contract.address} /></span>],
-            ["Chain", `${chainLabel(contract.chainId)} (${contract.chainId})`],
+            ["Chain", chainLabel(contract.chainId)],
             ["State", contract.deleted ? <Badge key="s" tone="red">deleted</Badge> : <Badge key="s" tone="green">active</Badge>],
             ["Created", <Time key="t" seconds={contract.createdAt} />],
           ]}

@@ -61,7 +61,7 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
         <Definitions
           items={[
             ["State", <PolicyState key="s" policy={policy} />],
-            ["Chain", `${chainLabel(policy.chainId)} (${policy.chainId})`],
+            ["Chain", chainLabel(policy.chainId)],
             ["Gas", SPONSOR_SCHEMA_WORDS[policy.strategy.sponsorSchema]],
             ...(policy.strategy.tokenContract
               ? ([
