@@ -1,13 +1,11 @@
 import { headers } from "next/headers";
 import { getDb } from "@/lib/db/client";
+import { requestOrigin } from "@/lib/http/origin";
 import { currentSecretKey, type ProjectContext } from "@/lib/projects/service";
 
 /** The API's base URL as the browser reached this dashboard. */
 export async function apiBase(): Promise<string> {
-  const h = await headers();
-  const host = h.get("x-forwarded-host") ?? h.get("host") ?? "127.0.0.1:3000";
-  const proto = h.get("x-forwarded-proto") ?? (host.startsWith("127.0.0.1") || host.startsWith("localhost") ? "http" : "https");
-  return `${proto}://${host}`;
+  return requestOrigin(await headers()) ?? "http://127.0.0.1:3000";
 }
 
 /**
