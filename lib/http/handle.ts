@@ -14,7 +14,8 @@ import { validate } from "./validate";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
-function json(body: unknown, status: number, headers: Record<string, string> = {}) {
+/** A JSON answer, never cached. */
+export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}) {
   return new Response(JSON.stringify(body), {
     status,
     headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers },
@@ -22,10 +23,10 @@ function json(body: unknown, status: number, headers: Record<string, string> = {
 }
 
 export function errorResponse(err: unknown, requestId: string): Response {
-  if (err instanceof ApiError) return json(err.toJSON(), err.status, err.headers);
+  if (err instanceof ApiError) return jsonResponse(err.toJSON(), err.status, err.headers);
   // Unexpected: log it for operators, tell the client only the request id.
   console.error(JSON.stringify({ level: "error", requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
-  return json(
+  return jsonResponse(
     { error: { type: "api_error", message: `An unexpected error occurred. Quote request id ${requestId} when reporting it.` } },
     500,
   );
@@ -74,10 +75,10 @@ export function handle(op: Operation) {
       if (op.method === "POST" && idempotencyKey) {
         const hash = requestHash(op.method, url.pathname, raw);
         const outcome = await runIdempotent(db, project, idempotencyKey, hash, execute);
-        response = json(outcome.body, outcome.status, outcome.replayed ? { "idempotent-replayed": "true" } : {});
+        response = jsonResponse(outcome.body, outcome.status, outcome.replayed ? { "idempotent-replayed": "true" } : {});
       } else {
         const outcome = await execute();
-        response = json(outcome.body, outcome.status);
+        response = jsonResponse(outcome.body, outcome.status);
       }
     } catch (err) {
       response = errorResponse(err, requestId);

@@ -1,14 +1,11 @@
 import { getDb, type Db } from "@/lib/db/client";
 import { requireHttps } from "@/lib/http/auth";
 import { readBody } from "@/lib/http/body";
-import { errorResponse } from "@/lib/http/handle";
+import { errorResponse, jsonResponse } from "@/lib/http/handle";
 import { newId } from "@/lib/ids";
 import { linkStatus, submitLinkSignature, tokenOf } from "./service";
 
 type Route = { params: Promise<{ id: string }> };
-
-const json = (body: unknown, status = 200) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
 
 /** The signing page's endpoints: the link's token is the credential, errors are the API's JSON envelope. */
 function tokenRoute(run: (db: Db, request: Request, id: string) => Promise<unknown>) {
@@ -16,7 +13,7 @@ function tokenRoute(run: (db: Db, request: Request, id: string) => Promise<unkno
     try {
       requireHttps(request);
       const { id } = await route.params;
-      return json(await run(await getDb(), request, id));
+      return jsonResponse(await run(await getDb(), request, id));
     } catch (err) {
       return errorResponse(err, newId("request"));
     }
