@@ -1,4 +1,5 @@
 import { decodeEventLog, type Abi, type Hex } from "viem";
+import { decodedJson } from "@/lib/contracts/decoded-json";
 import type { ContractResponse } from "@/lib/contracts/schema";
 import type { ListEnvelope } from "@/lib/http/list";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -10,8 +11,6 @@ export interface DecodedLog {
   event: string | null;
   args: string | null;
 }
-
-const json = (value: unknown) => JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v));
 
 /** A landed intent's logs, named and decoded with the ABI of the registered contract that emitted each (when there is one). */
 export async function decodeLogs(ctx: ProjectContext, chainId: number, logs: Record<string, unknown>[]): Promise<DecodedLog[]> {
@@ -27,7 +26,7 @@ export async function decodeLogs(ctx: ProjectContext, chainId: number, logs: Rec
       try {
         const decoded = decodeEventLog({ abi: contract.abi as unknown as Abi, data: log.data as Hex, topics: log.topics as [Hex, ...Hex[]] });
         event = decoded.eventName ?? null;
-        args = json(decoded.args);
+        args = decodedJson(decoded.args);
       } catch {
         // An event the stored ABI does not describe: shown raw.
       }

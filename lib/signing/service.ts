@@ -2,6 +2,7 @@ import { and, eq, ilike } from "drizzle-orm";
 import { decodeFunctionData, formatEther, type Abi, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { findChain } from "@/lib/chain/registry";
+import { decodedJson } from "@/lib/contracts/decoded-json";
 import { getContract } from "@/lib/contracts/service";
 import type { Db, Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
@@ -58,8 +59,6 @@ export type SigningPage =
   | { state: "not_awaiting"; status: SigningStatus }
   | { state: "invalid"; problem: LinkProblem | "not_found"; message: string };
 
-const json = (value: unknown) => JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v));
-
 export const signingStatus = (row: IntentRow): SigningStatus => ({
   status: row.status,
   confirmed: row.confirmedAt !== null,
@@ -91,7 +90,7 @@ async function contractAt(db: Queryable, ctx: ProjectContext, chainId: number, a
 
 async function describeInteraction(db: Queryable, ctx: ProjectContext, intent: IntentRow, item: Record<string, unknown>, symbol: string): Promise<SigningInteraction> {
   const value = `${formatEther(BigInt(String(item.value ?? "0")))} ${symbol}`;
-  const named = typeof item.functionName === "string" ? { functionName: item.functionName, args: json(item.functionArgs ?? []) } : null;
+  const named = typeof item.functionName === "string" ? { functionName: item.functionName, args: decodedJson(item.functionArgs ?? []) } : null;
   if (typeof item.contract === "string") {
     const contract = await getContract(db, ctx, item.contract);
     return { to: contract.address, contract: { id: contract.id, name: contract.name ?? contract.id }, functionName: named?.functionName ?? null, args: named?.args ?? null, data: null, value };
@@ -104,7 +103,7 @@ async function describeInteraction(db: Queryable, ctx: ProjectContext, intent: I
   if (contract && data) {
     try {
       const decoded = decodeFunctionData({ abi: contract.abi as Abi, data: data as Hex });
-      return { to, contract: ref, functionName: decoded.functionName, args: json(decoded.args ?? []), data: null, value };
+      return { to, contract: ref, functionName: decoded.functionName, args: decodedJson(decoded.args ?? []), data: null, value };
     } catch {
       // Not a function of the registered ABI: shown as raw data.
     }
