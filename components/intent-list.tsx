@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { unixSeconds } from "@/lib/http/resource";
 import { Badge, intentState } from "./badge";
 import { Time } from "./time";
 
@@ -23,7 +24,7 @@ export function RecentIntents({ intents, base }: { intents: IntentSummary[]; bas
             </Link>
             <Badge tone={state.tone}>{state.label}</Badge>
             <span className="ml-auto text-xs text-slate-500">
-              <Time seconds={Math.floor(i.createdAt.getTime() / 1000)} />
+              <Time seconds={unixSeconds(i.createdAt)} />
             </span>
           </li>
         );

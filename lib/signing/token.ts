@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { errors, jwtVerify, SignJWT } from "jose";
 import { ApiError } from "@/lib/http/errors";
+import { unixSeconds } from "@/lib/http/resource";
 import { SPONSORSHIP_SECONDS } from "@/lib/intents/service";
 import { masterKey } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -28,7 +29,7 @@ export interface SigningLinkIntent {
  * cancelled) SPONSORSHIP_SECONDS after its creation; an unsponsored one's link lasts an hour.
  */
 export function linkExpiry(intent: SigningLinkIntent, now = Date.now()): number {
-  if (intent.sponsored) return Math.floor(intent.createdAt.getTime() / 1000) + SPONSORSHIP_SECONDS;
+  if (intent.sponsored) return unixSeconds(intent.createdAt) + SPONSORSHIP_SECONDS;
   return Math.floor(now / 1000) + UNSPONSORED_LINK_SECONDS;
 }
 

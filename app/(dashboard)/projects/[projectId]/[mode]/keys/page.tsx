@@ -3,6 +3,7 @@ import { Card, PageHeader } from "@/components/page";
 import { Time } from "@/components/time";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { getDb } from "@/lib/db/client";
+import { unixSeconds } from "@/lib/http/resource";
 import { activeKeys } from "@/lib/projects/service";
 import { KeyActions, RevokeKey } from "./roll";
 
@@ -25,7 +26,7 @@ export default async function KeysPage({ params }: { params: ScopeParams }) {
               <code data-testid={`${k.kind}-key`} className="break-all font-mono text-xs">{k.publishableKey ?? k.hint}</code>
               {k.publishableKey ? <CopyButton value={k.publishableKey} /> : <RevokeKey projectId={scope.project.id} mode={scope.mode} keyId={k.id} hint={k.hint} />}
               <span className="text-xs text-slate-500 sm:ml-auto">
-                created <Time seconds={Math.floor(k.createdAt.getTime() / 1000)} />
+                created <Time seconds={unixSeconds(k.createdAt)} />
               </span>
             </li>
           ))}
