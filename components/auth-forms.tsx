@@ -7,23 +7,12 @@ import { useState } from "react";
 import type { FormState } from "@/lib/dashboard/form-state";
 import { checkSignIn } from "@/lib/dashboard/sign-in";
 import { signUpAction } from "@/lib/dashboard/sign-up";
+import { FormFeedback, TextInput } from "./form";
 import { buttonClass } from "./page";
-
-const inputClass = "block w-full rounded-md border border-slate-300 px-3 py-2 text-sm shadow-sm focus:border-indigo-500 focus:outline-none focus:ring-1 focus:ring-indigo-500";
-
-function Input({ label, error, ...props }: React.InputHTMLAttributes<HTMLInputElement> & { label: string; error?: string }) {
-  return (
-    <label className="block text-sm">
-      <span className="mb-1 block font-medium text-slate-700">{label}</span>
-      <input className={inputClass} {...props} />
-      {error && <span className="mt-1 block text-xs text-rose-700">{error}</span>}
-    </label>
-  );
-}
 
 export function SignInForm({ providers, initialError }: { providers: { id: string; name: string }[]; initialError?: string }) {
   const router = useRouter();
-  const [error, setError] = useState(initialError);
+  const [error, setError] = useState<FormState["error"]>(initialError ? { message: initialError } : undefined);
   const [pending, setPending] = useState(false);
   return (
     <div className="space-y-4">
@@ -37,12 +26,13 @@ export function SignInForm({ providers, initialError }: { providers: { id: strin
           const result = checked.ok ? await signIn("credentials", { email: form.get("email"), password: form.get("password"), redirect: false }) : null;
           if (result?.ok) return router.replace("/");
           setPending(false);
-          setError(checked.error?.message ?? "Could not sign you in. Try again.");
+          setError(checked.error ?? { message: "Could not sign you in. Try again." });
         }}
       >
-        {error && <p role="alert" className="rounded-md bg-rose-50 px-3 py-2 text-sm text-rose-800">{error}</p>}
-        <Input label="Email" name="email" type="email" autoComplete="email" required />
-        <Input label="Password" name="password" type="password" autoComplete="current-password" required />
+        <FormFeedback error={error} pending={pending}>
+          <TextInput label="Email" name="email" type="email" autoComplete="email" required />
+          <TextInput label="Password" name="password" type="password" autoComplete="current-password" required />
+        </FormFeedback>
         <button type="submit" disabled={pending} className={`${buttonClass()} w-full py-2`}>
           {pending ? "Signing in…" : "Sign in"}
         </button>
@@ -63,7 +53,6 @@ export function SignUpForm() {
   const router = useRouter();
   const [state, setState] = useState<FormState>({});
   const [pending, setPending] = useState(false);
-  const fieldError = (name: string) => state.error?.details?.[name]?.message;
   return (
     <form
       className="space-y-4"
@@ -80,11 +69,12 @@ export function SignUpForm() {
         setPending(false);
       }}
     >
-      {state.error && <p role="alert" className="rounded-md bg-rose-50 px-3 py-2 text-sm text-rose-800">{state.error.message}</p>}
-      <Input label="Your name" name="name" autoComplete="name" error={fieldError("name")} />
-      <Input label="Email" name="email" type="email" autoComplete="email" required error={fieldError("email")} />
-      <Input label="Password" name="password" type="password" autoComplete="new-password" required minLength={10} error={fieldError("password")} />
-      <Input label="Organization" name="organization" placeholder="Your studio or company" error={fieldError("organization")} />
+      <FormFeedback error={state.error} pending={pending}>
+        <TextInput label="Your name" name="name" autoComplete="name" />
+        <TextInput label="Email" name="email" type="email" autoComplete="email" required />
+        <TextInput label="Password" name="password" type="password" autoComplete="new-password" required minLength={10} />
+        <TextInput label="Organization" name="organization" placeholder="Your studio or company" />
+      </FormFeedback>
       <button type="submit" disabled={pending} className={`${buttonClass()} w-full py-2`}>
         {pending ? "Creating…" : "Create account"}
       </button>

@@ -2,7 +2,7 @@
 
 import { createContext, startTransition, useActionState, useContext, useId, type ReactNode } from "react";
 import type { FormState } from "@/lib/dashboard/form-state";
-import { buttonClass } from "./page";
+import { buttonClass, ErrorMessage } from "./page";
 
 const FormContext = createContext<{ error: FormState["error"]; pending: boolean }>({ error: undefined, pending: false });
 
@@ -33,16 +33,21 @@ export function ActionForm({
         startTransition(() => formAction(data));
       }}
     >
-      <FormContext.Provider value={{ error: state.error, pending }}>
-        {state.error && (
-          <p role="alert" className="rounded-md bg-rose-50 px-3 py-2 text-sm text-rose-800">
-            {state.error.message}
-          </p>
-        )}
+      <FormFeedback error={state.error} pending={pending}>
         {state.ok && success?.(state)}
         {children}
-      </FormContext.Provider>
+      </FormFeedback>
     </form>
+  );
+}
+
+/** A submission's error for the fields inside: its message above them, each field's detail beside that field. */
+export function FormFeedback({ error, pending, children }: { error: FormState["error"]; pending: boolean; children: ReactNode }) {
+  return (
+    <FormContext.Provider value={{ error, pending }}>
+      {error && <ErrorMessage>{error.message}</ErrorMessage>}
+      {children}
+    </FormContext.Provider>
   );
 }
 

@@ -27,6 +27,15 @@ export function Card({ title, children, actions, className = "" }: { title?: Rea
   );
 }
 
+/** A refusal or failure to show above a form or in place of a result. */
+export function ErrorMessage({ children, className = "" }: { children: ReactNode; className?: string }) {
+  return (
+    <p role="alert" className={`rounded-md bg-rose-50 px-3 py-2 text-sm text-rose-800 ${className}`}>
+      {children}
+    </p>
+  );
+}
+
 /** What a new developer sees instead of an empty table: what to do next. */
 export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
   return (

@@ -3,7 +3,7 @@
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { CopyButton } from "@/components/code";
-import { buttonClass } from "@/components/page";
+import { buttonClass, ErrorMessage } from "@/components/page";
 import type { FormState } from "@/lib/dashboard/form-state";
 import { createSecretKeyAction, revokeSecretKeyAction, rollKeysAction } from "@/lib/dashboard/keys";
 
@@ -22,7 +22,7 @@ function useKeyAction() {
 }
 
 function NewSecret({ result }: { result: FormState }) {
-  if (result.error) return <p role="alert" className="rounded-md bg-rose-50 px-3 py-2 text-sm text-rose-800">{result.error.message}</p>;
+  if (result.error) return <ErrorMessage>{result.error.message}</ErrorMessage>;
   const secret = result.data?.secret;
   if (typeof secret !== "string") return null;
   return (

@@ -1,6 +1,6 @@
 import { GasChart } from "@/components/gas-chart";
 import { Select, TextInput } from "@/components/form";
-import { buttonClass, Card, EmptyState, PageHeader } from "@/components/page";
+import { buttonClass, Card, EmptyState, ErrorMessage, PageHeader } from "@/components/page";
 import { Table } from "@/components/table";
 import { chainLabel } from "@/lib/dashboard/chains";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
@@ -63,11 +63,7 @@ export default async function GasReportsPage({ params, searchParams }: { params:
           Show report
         </button>
       </form>
-      {error && (
-        <p role="alert" className="mb-6 rounded-md bg-rose-50 px-3 py-2 text-sm text-rose-800">
-          {error}
-        </p>
-      )}
+      {error && <ErrorMessage className="mb-6">{error}</ErrorMessage>}
       {report && report.chains.length === 0 && (
         <EmptyState title={report.policy ? `${report.policy.name} sponsored no gas from ${report.from} to ${report.to}` : `No sponsored gas from ${report.from} to ${report.to}`}>
           {policies.length === 0 ? (
