@@ -4,7 +4,8 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { developers } from "@/lib/db/schema";
-import { checkCredentials, projectOf, projectsOf, signUp } from "@/lib/developers/service";
+import { developerProjectScope } from "@/lib/dashboard/context";
+import { checkCredentials, projectsOf, signUp } from "@/lib/developers/service";
 import { signUpInput } from "@/lib/developers/schema";
 import { createPlayer, searchPlayers } from "@/lib/players/service";
 import { activeKeys, createSecretKey, findKey, revokeSecretKey } from "@/lib/projects/service";
@@ -29,13 +30,13 @@ describe("developers", () => {
     expect(ownB).toMatchObject({ name: "My first project" });
     expect(moreB).toEqual([]);
     expect(ownA!.id).not.toBe(ownB!.id);
-    expect(await projectOf(db, second.id, ownA!.id)).toBeNull();
-    expect(await projectOf(db, first.id, ownB!.id)).toBeNull();
-    expect(await projectOf(db, second.id, ownB!.id)).toMatchObject({ id: ownB!.id });
+    expect(await developerProjectScope(second.id, ownA!.id, "test")).toBeNull();
+    expect(await developerProjectScope(first.id, ownB!.id, "test")).toBeNull();
+    expect(await developerProjectScope(second.id, ownB!.id, "test")).toMatchObject({ project: { id: ownB!.id } });
     // A project made later outside any organization (CLI) is nobody's until claimed.
     const orphan = await newProject("cli project");
-    expect(await projectOf(db, first.id, orphan.id)).toBeNull();
-    expect(await projectOf(db, second.id, orphan.id)).toBeNull();
+    expect(await developerProjectScope(first.id, orphan.id, "test")).toBeNull();
+    expect(await developerProjectScope(second.id, orphan.id, "test")).toBeNull();
   });
 
   it("stores a memory-hard hash, never the password, and checks it", async () => {

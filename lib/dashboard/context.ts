@@ -2,7 +2,7 @@ import { getServerSession } from "next-auth";
 import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "@/lib/db/client";
-import { getDeveloper, projectOf, projectsOf } from "@/lib/developers/service";
+import { getDeveloper, projectsOf } from "@/lib/developers/service";
 import type { Mode, ProjectContext } from "@/lib/projects/service";
 import { authOptions } from "./auth";
 
@@ -46,10 +46,9 @@ export const projectScope = cache(async (projectId: string, mode: string): Promi
  */
 export async function developerProjectScope(developerId: string, projectId: string, mode: string): Promise<ProjectScope | null> {
   if (mode !== "test" && mode !== "live") return null;
-  const db = await getDb();
-  const project = await projectOf(db, developerId, projectId);
+  const projects = await projectsOf(await getDb(), developerId);
+  const project = projects.find((p) => p.id === projectId);
   if (!project) return null;
-  const projects = await projectsOf(db, developerId);
   return {
     developerId,
     project: { id: project.id, name: project.name, organizationName: project.organizationName },

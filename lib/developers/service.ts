@@ -69,23 +69,14 @@ export async function getDeveloper(db: Queryable, id: string): Promise<Developer
   return row ?? null;
 }
 
-const memberProjects = (db: Queryable, developerId: string) =>
-  db
-    .select({ id: projects.id, name: projects.name, organizationId: organizations.id, organizationName: organizations.name })
-    .from(projects)
-    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
-    .innerJoin(organizationMembers, and(eq(organizationMembers.organizationId, organizations.id), eq(organizationMembers.developerId, developerId)))
-    .$dynamic();
-
 export type DeveloperProject = { id: string; name: string; organizationId: string; organizationName: string };
 
 /** The projects of every organization the developer belongs to: all the dashboard may show them. */
 export async function projectsOf(db: Queryable, developerId: string): Promise<DeveloperProject[]> {
-  return memberProjects(db, developerId).orderBy(asc(projects.createdAt));
-}
-
-/** The project, if the developer belongs to its organization; null otherwise (shown as not found). */
-export async function projectOf(db: Queryable, developerId: string, projectId: string): Promise<DeveloperProject | null> {
-  const [row] = await memberProjects(db, developerId).where(eq(projects.id, projectId));
-  return row ?? null;
+  return db
+    .select({ id: projects.id, name: projects.name, organizationId: organizations.id, organizationName: organizations.name })
+    .from(projects)
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
+    .innerJoin(organizationMembers, and(eq(organizationMembers.organizationId, organizations.id), eq(organizationMembers.developerId, developerId)))
+    .orderBy(asc(projects.createdAt));
 }
