@@ -131,28 +131,21 @@ export async function gasReport(db: Queryable, ctx: ProjectContext, query: GasRe
     .groupBy(transactionIntents.chainId, createdDay)
     .orderBy(asc(transactionIntents.chainId), asc(createdDay));
 
-  const chains = new Map<number, GasReportChain & { gas: bigint; wei: bigint }>();
-  for (const row of rows) {
-    const config = findChain(row.chainId);
+  const chains = [...new Set(rows.map((row) => row.chainId))].map((chainId): GasReportChain => {
+    const config = findChain(chainId);
     const decimals = config?.nativeCurrency.decimals ?? 18;
-    let chain = chains.get(row.chainId);
-    if (!chain) {
-      chain = { chainId: row.chainId, name: config?.name ?? `Chain ${row.chainId}`, symbol: config?.nativeCurrency.symbol ?? "ETH", days: [], totals: amounts(row.chainId, decimals, 0, 0n, 0n), gas: 0n, wei: 0n };
-      chains.set(row.chainId, chain);
-    }
+    const own = rows.filter((row) => row.chainId === chainId);
     // numeric sums of integers print without a fraction, so BigInt takes them as they are.
-    const gas = BigInt(row.gasUsed);
-    const wei = BigInt(row.fee);
-    chain.days.push({ day: row.day, ...amounts(row.chainId, decimals, row.intents, gas, wei) });
-    chain.gas += gas;
-    chain.wei += wei;
-    chain.totals = amounts(row.chainId, decimals, chain.totals.intents + row.intents, chain.gas, chain.wei);
-  }
-  return {
-    ...range,
-    policy: policy && { id: policy.id, name: policy.name },
-    chains: [...chains.values()].map(({ gas: _gas, wei: _wei, ...chain }) => chain),
-  };
+    const sum = (of: (row: (typeof own)[number]) => string) => own.reduce((total, row) => total + BigInt(of(row)), 0n);
+    return {
+      chainId,
+      name: config?.name ?? `Chain ${chainId}`,
+      symbol: config?.nativeCurrency.symbol ?? "ETH",
+      days: own.map((row) => ({ day: row.day, ...amounts(chainId, decimals, row.intents, BigInt(row.gasUsed), BigInt(row.fee)) })),
+      totals: amounts(chainId, decimals, own.reduce((n, row) => n + row.intents, 0), sum((row) => row.gasUsed), sum((row) => row.fee)),
+    };
+  });
+  return { ...range, policy: policy && { id: policy.id, name: policy.name }, chains };
 }
 
 /** Every day of the range with the chain's fee (in the native coin) and gas, zero on days without intents: the chart's points. */
