@@ -45,6 +45,8 @@ async function statusOf(id: string, token: string) {
 }
 
 beforeAll(async () => {
+  // waitForLanding polls the intent with this key every 50 ms: the per-key API rate limit
+  // (tested in auth.test.ts) is not what this file is about.
   vi.stubEnv("RATE_LIMIT_PER_SECOND", "0");
   const project = await newProject("signing");
   key = project.keys.test.secret;
@@ -96,6 +98,7 @@ describe("signing links", () => {
       const listed = await call("GET", "/v1/transaction_intents", { key, query: { account: [intent.account.id] } });
       expect(listed.body.data[0].nextAction.payload.signingUrl).toMatch(new RegExp(`^https://pay\\.example\\.org/sign/${intent.id}\\?t=`));
     } finally {
+      // empty is unset (publicOrigin trims it), for the tests after this one
       vi.stubEnv("PUBLIC_URL", "");
     }
   });
