@@ -11,8 +11,19 @@ export const CHAIN_ID = 31337;
 /** Collects the page's console errors and uncaught exceptions: every page must render without any. */
 export function watchConsole(page: Page): string[] {
   const errors: string[] = [];
+  // A failed load's console message names neither the request nor its purpose: keep them to say which.
+  const failed = new Map<string, string>();
+  page.on("response", (res) => {
+    if (res.status() < 400) return;
+    const headers = res.request().headers();
+    const kind = headers["next-action"] ? `server action ${headers["next-action"]}` : headers["rsc"] ? `RSC${headers["next-router-prefetch"] ? " prefetch" : ""}` : "document";
+    failed.set(res.url(), `${res.request().method()} ${res.url()} (${kind})`);
+  });
   page.on("console", (msg) => {
-    if (msg.type() === "error") errors.push(`${page.url()}: ${msg.text()}`);
+    if (msg.type() !== "error") return;
+    const resource = msg.location().url;
+    const request = resource ? (failed.get(resource) ?? resource) : undefined;
+    errors.push(`${page.url()}: ${msg.text()}${request ? ` [${request}]` : ""}`);
   });
   page.on("pageerror", (err) => errors.push(`${page.url()}: ${err.message}`));
   return errors;
