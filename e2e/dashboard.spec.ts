@@ -220,6 +220,8 @@ test("transaction intents: send one from the dashboard and watch its page turn s
   const intent = await api(state.secret, "GET", `/v1/transaction_intents/${page.url().split("/").pop()}`);
   expect(intent.policy.id).toBe(state.policyId);
   expect(intent.response.status).toBe(1);
+  // Once confirmed it can no longer change: the page stops polling (and the next test starts with no request in flight).
+  await expect(page.getByTestId("intent-status").getByText("updating live")).toHaveCount(0, { timeout: 60_000 });
 });
 
 test("webhooks: set the URL, send a test event, see the signed delivery", async () => {
