@@ -80,3 +80,14 @@ export function pageHref(path: string, query: Record<string, string | undefined>
     return qs ? `${path}?${qs}` : path;
   };
 }
+
+/** The switch between a list of soft-deletable resources with and without the deleted ones. */
+export function DeletedToggle({ href, shown, noun }: { href: string; shown: boolean; noun: string }) {
+  return (
+    <p className="mb-3 text-sm">
+      <a className="text-indigo-700 hover:underline" href={shown ? href : `${href}?deleted=true`}>
+        {shown ? "Hide" : "Show"} deleted {noun}
+      </a>
+    </p>
+  );
+}

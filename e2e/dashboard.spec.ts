@@ -90,6 +90,12 @@ test("contracts: register a deployed token with its ABI, read a view function, b
   await page.getByRole("button", { name: "Read" }).click();
   await expect(page.getByTestId("read-result")).toContainText("BigNumber");
   await screenshot(page, "03-contract");
+  await openSection("Contracts");
+  await page.getByRole("link", { name: "Show deleted contracts" }).click();
+  await page.waitForURL(/\/contracts\?deleted=true$/);
+  await expect(page.getByRole("link", { name: "Game token" })).toBeVisible();
+  await page.getByRole("link", { name: "Hide deleted contracts" }).click();
+  await page.waitForURL(/\/contracts$/);
 });
 
 test("players and accounts: create, search, paginate", async () => {

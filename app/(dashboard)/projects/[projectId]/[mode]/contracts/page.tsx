@@ -1,13 +1,13 @@
 import { Badge } from "@/components/badge";
 import { CodeBlock, Mono } from "@/components/code";
 import { ButtonLink, EmptyState, PageHeader } from "@/components/page";
-import { Pagination, pageHref, Table } from "@/components/table";
+import { DeletedToggle, Pagination, pageHref, Table } from "@/components/table";
 import { Time } from "@/components/time";
 import { chainLabel } from "@/lib/dashboard/chains";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { apiBase, exampleKey } from "@/lib/dashboard/examples";
 import { readOperation } from "@/lib/dashboard/operations";
-import { pageParams } from "@/lib/dashboard/paging";
+import { deletedParams, pageParams } from "@/lib/dashboard/paging";
 import type { ContractResponse } from "@/lib/contracts/schema";
 import type { ListEnvelope } from "@/lib/http/list";
 
@@ -17,8 +17,8 @@ export default async function ContractsPage({ params, searchParams }: { params: 
   const scope = await scopeOf(params);
   const query = await searchParams;
   const page = pageParams(query);
-  const showDeleted = query.deleted === "true";
-  const list = await readOperation<ListEnvelope<ContractResponse>>(scope.ctx, "getContracts", { ...page, ...(showDeleted ? {} : { deleted: false }) });
+  const deleted = deletedParams(query);
+  const list = await readOperation<ListEnvelope<ContractResponse>>(scope.ctx, "getContracts", { ...page, ...deleted.filter });
   return (
     <>
       <PageHeader
@@ -26,11 +26,7 @@ export default async function ContractsPage({ params, searchParams }: { params: 
         description="The contracts your players' transactions call. Registering one stores its ABI, so intents can name functions and arguments."
         actions={<ButtonLink href={`${scope.base}/contracts/new`}>Register contract</ButtonLink>}
       />
-      <p className="mb-3 text-sm">
-        <a className="text-indigo-700 hover:underline" href={`${scope.base}/contracts${showDeleted ? "" : "?deleted=true"}`}>
-          {showDeleted ? "Hide deleted contracts" : "Show deleted contracts"}
-        </a>
-      </p>
+      <DeletedToggle href={`${scope.base}/contracts`} shown={deleted.shown} noun="contracts" />
       {list.total === 0 ? (
         <EmptyState title="No contracts yet">
           <p>Register one with its ABI, here or from your server:</p>

@@ -1,13 +1,13 @@
 import { PolicyState } from "@/components/badge";
 import { CodeBlock } from "@/components/code";
 import { ButtonLink, EmptyState, PageHeader } from "@/components/page";
-import { Pagination, pageHref, Table } from "@/components/table";
+import { DeletedToggle, Pagination, pageHref, Table } from "@/components/table";
 import { Time } from "@/components/time";
 import { chainLabel } from "@/lib/dashboard/chains";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { apiBase, exampleKey } from "@/lib/dashboard/examples";
 import { readOperation } from "@/lib/dashboard/operations";
-import { pageParams } from "@/lib/dashboard/paging";
+import { deletedParams, pageParams } from "@/lib/dashboard/paging";
 import type { ListEnvelope } from "@/lib/http/list";
 import type { PolicyResponse } from "@/lib/policies/schema";
 
@@ -17,8 +17,8 @@ export default async function PoliciesPage({ params, searchParams }: { params: S
   const scope = await scopeOf(params);
   const query = await searchParams;
   const page = pageParams(query);
-  const showDeleted = query.deleted === "true";
-  const list = await readOperation<ListEnvelope<PolicyResponse>>(scope.ctx, "getPolicies", { ...page, ...(showDeleted ? {} : { deleted: false }) });
+  const deleted = deletedParams(query);
+  const list = await readOperation<ListEnvelope<PolicyResponse>>(scope.ctx, "getPolicies", { ...page, ...deleted.filter });
   return (
     <>
       <PageHeader
@@ -26,11 +26,7 @@ export default async function PoliciesPage({ params, searchParams }: { params: S
         description="A policy sponsors gas on one chain for the transaction intents that name it, when its rules allow every call of the intent and no limit is reached."
         actions={<ButtonLink href={`${scope.base}/policies/new`}>Create policy</ButtonLink>}
       />
-      <p className="mb-3 text-sm">
-        <a className="text-indigo-700 hover:underline" href={`${scope.base}/policies${showDeleted ? "" : "?deleted=true"}`}>
-          {showDeleted ? "Hide deleted policies" : "Show deleted policies"}
-        </a>
-      </p>
+      <DeletedToggle href={`${scope.base}/policies`} shown={deleted.shown} noun="policies" />
       {list.total === 0 ? (
         <EmptyState title="No policies yet">
           <p>Create a policy, add a rule saying which contract calls it sponsors, then name the policy when you create a transaction intent. From your server:</p>
