@@ -10,6 +10,9 @@ import { signUpAction } from "@/lib/dashboard/sign-up";
 import { FormFeedback, TextInput } from "./form";
 import { buttonClass } from "./page";
 
+/** Signs in with the form's email and password, staying on the page so a refusal can be shown there. */
+const signInWithPassword = (form: FormData) => signIn("credentials", { email: form.get("email"), password: form.get("password"), redirect: false });
+
 export function SignInForm({ providers, initialError }: { providers: { id: string; name: string }[]; initialError?: string }) {
   const router = useRouter();
   const [error, setError] = useState<FormState["error"]>(initialError ? { message: initialError } : undefined);
@@ -23,7 +26,7 @@ export function SignInForm({ providers, initialError }: { providers: { id: strin
           setPending(true);
           const form = new FormData(e.currentTarget);
           const checked = await checkSignIn(form);
-          const result = checked.ok ? await signIn("credentials", { email: form.get("email"), password: form.get("password"), redirect: false }) : null;
+          const result = checked.ok ? await signInWithPassword(form) : null;
           if (result?.ok) return router.replace("/");
           setPending(false);
           setError(checked.error ?? { message: "Could not sign you in. Try again." });
@@ -62,7 +65,7 @@ export function SignUpForm() {
         const form = new FormData(e.currentTarget);
         const created = await signUpAction(form);
         if (created.ok) {
-          const result = await signIn("credentials", { email: form.get("email"), password: form.get("password"), redirect: false });
+          const result = await signInWithPassword(form);
           if (result?.ok) return router.replace("/");
         }
         setState(created);
