@@ -28,6 +28,8 @@ test("sign up: the first developer owns the project printed at start", async () 
   await expect(page.getByRole("heading", { name: "Default project" })).toBeVisible();
   await expect(page.getByText("Get started")).toBeVisible();
   await screenshot(page, "01-overview");
+  // Chromium asks for /favicon.ico on some navigations whatever the page's icon links say.
+  expect((await page.request.get(`${baseUrl()}/favicon.ico`)).status()).toBe(200);
   // The printed key is this project's: what it creates shows up here.
   await api(process.env.E2E_PRINTED_SECRET!, "POST", "/v1/players", { name: "Printed-key player" });
   await openSection("Players");
