@@ -257,50 +257,49 @@ describe("contracts", () => {
     }
   });
 
-  it("refuses a second registration of an address on the same chain, project and mode, and only there", async () => {
+  it("registers an address again as a new contract, under another name or ABI, and keeps both", async () => {
     const key = a.keys.test.secret;
     const address = freshAddress();
     const { body: first } = await call("POST", "/v1/contracts", { key, json: { name: "first", chainId: 31337, address } });
-    const again = expectError(
-      await call("POST", "/v1/contracts", { key, form: { name: "again", chainId: 31337, address: `0x${address.slice(2).toUpperCase()}` } }),
-      409,
-      "invalid_request_error",
-    );
-    expect(again.message).toContain(first.address);
+    // a setup script run twice, or the same address under another name and ABI, in the other encoding
+    const again = await call("POST", "/v1/contracts", {
+      key,
+      form: { name: "again", chainId: 31337, address: `0x${address.slice(2).toUpperCase()}`, abi: JSON.stringify(ERC20) },
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.id).toMatch(/^con_/);
+    expect(again.body.id).not.toBe(first.id);
+    expect(again.body.address).toBe(first.address);
+    expect(again.body.name).toBe("again");
+    expect((await call("GET", `/v1/contracts/${first.id}`, { key })).body).toEqual(first);
 
-    // the same address on the other chain, in live mode and in another project is a different registration
+    const byAddress = await call("GET", "/v1/contracts", { key, query: { address, chainId: 31337, order: "asc" } });
+    expect(ids(byAddress.body)).toEqual([first.id, again.body.id]);
+
+    // moving a registration onto an address already registered is fine too; so is restoring a deleted one
     const otherChain = await call("POST", "/v1/contracts", { key, json: { name: "other chain", chainId: 31338, address } });
-    expect(otherChain.status).toBe(200);
-    expect((await call("POST", "/v1/contracts", { key: a.keys.live.secret, json: { name: "live", chainId: 31339, address } })).status).toBe(200);
-    expect((await call("POST", "/v1/contracts", { key: b.keys.test.secret, json: { name: "B", chainId: 31337, address } })).status).toBe(200);
-
-    // moving another contract onto it by update is refused as well, and changes nothing
-    expectError(await call("POST", `/v1/contracts/${otherChain.body.id}`, { key, json: { chainId: 31337, name: "moved" } }), 409);
-    expect((await call("GET", `/v1/contracts/${otherChain.body.id}`, { key })).body).toEqual(otherChain.body);
-
-    // once deleted, the address is free again; restoring the deleted one would then duplicate it
+    const moved = await call("POST", `/v1/contracts/${otherChain.body.id}`, { key, json: { chainId: 31337, name: "moved" } });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ chainId: 31337, address: first.address, name: "moved" });
     await call("DELETE", `/v1/contracts/${first.id}`, { key });
-    const second = await call("POST", "/v1/contracts", { key, json: { name: "second", chainId: 31337, address } });
-    expect(second.status).toBe(200);
-    expectError(await call("POST", `/v1/contracts/${first.id}`, { key, json: { deleted: false } }), 409);
-    expect((await call("GET", `/v1/contracts/${first.id}`, { key })).body.deleted).toBe(true);
-    const byAddress = await call("GET", "/v1/contracts", { key, query: { address, chainId: 31337 } });
-    expect(ids(byAddress.body)).toEqual([second.body.id]);
-    // re-sending its own address, in another case, is no conflict
-    const same = await call("POST", `/v1/contracts/${second.body.id}`, { key, json: { address: address.toUpperCase().replace("0X", "0x") } });
-    expect(same.status).toBe(200);
-    expect(same.body.address).toBe(second.body.address);
+    const restored = await call("POST", `/v1/contracts/${first.id}`, { key, json: { deleted: false } });
+    expect(restored.status).toBe(200);
+    expect(restored.body.deleted).toBe(false);
+    expect((await call("GET", "/v1/contracts", { key, query: { address } })).body.total).toBe(3);
+    // each registration keeps its own ABI
+    expect((await call("GET", `/v1/contracts/${again.body.id}`, { key })).body.abi).toEqual(ERC20);
+    expect((await call("GET", `/v1/contracts/${first.id}`, { key })).body.abi).toEqual([]);
   });
 
-  it("lets exactly one of several simultaneous registrations of an address win", async () => {
+  it("accepts simultaneous registrations of one address, each a contract of its own", async () => {
     const key = a.keys.test.secret;
     const address = freshAddress();
     const results = await Promise.all(
       Array.from({ length: 6 }, (_, i) => call("POST", "/v1/contracts", { key, json: { name: `racer ${i}`, chainId: 31338, address } })),
     );
-    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
-    for (const r of results.filter((r) => r.status === 409)) expectError(r, 409, "invalid_request_error");
-    expect((await call("GET", "/v1/contracts", { key, query: { address } })).body.total).toBe(1);
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(new Set(results.map((r) => r.body.id)).size).toBe(6);
+    expect((await call("GET", "/v1/contracts", { key, query: { address } })).body.total).toBe(6);
   });
 
   it("rejects missing and malformed fields with 400 and details per field", async () => {

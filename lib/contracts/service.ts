@@ -2,7 +2,7 @@ import { and, eq, ilike, sql, type SQL } from "drizzle-orm";
 import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
-import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
+import { badRequest, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -13,32 +13,23 @@ export type ContractRow = typeof contracts.$inferSelect;
 const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
   and(eq(contracts.projectId, ctx.projectId), eq(contracts.livemode, ctx.livemode), ...conditions);
 
-const isUniqueViolation = (err: unknown): boolean =>
-  typeof err === "object" && err !== null && ((err as { code?: string }).code === "23505" || isUniqueViolation((err as { cause?: unknown }).cause));
-
-const alreadyRegistered = (chainId: number, address: string) =>
-  conflict(`Contract ${address} is already registered on chain ${chainId} in this project.`);
-
 export async function createContract(db: Queryable, ctx: ProjectContext, input: CreateContractInput): Promise<ContractRow> {
   chainFor(ctx, input.chainId);
-  try {
-    const [row] = await db
-      .insert(contracts)
-      .values({
-        id: newId("contract"),
-        ...ctx,
-        name: input.name,
-        chainId: input.chainId,
-        address: input.address,
-        abi: input.abi ?? [],
-        publicVerification: input.publicVerification ?? false,
-      })
-      .returning();
-    return row!;
-  } catch (err) {
-    if (isUniqueViolation(err)) throw alreadyRegistered(input.chainId, input.address);
-    throw err;
-  }
+  // An address already registered gets another registration (a new con_), as the hosted API does:
+  // a setup script run twice, or one contract under two names or ABIs, must not break.
+  const [row] = await db
+    .insert(contracts)
+    .values({
+      id: newId("contract"),
+      ...ctx,
+      name: input.name,
+      chainId: input.chainId,
+      address: input.address,
+      abi: input.abi ?? [],
+      publicVerification: input.publicVerification ?? false,
+    })
+    .returning();
+  return row!;
 }
 
 /** Deleted contracts stay readable by id (with `deleted: true`), as the resource has that field. */
@@ -62,19 +53,13 @@ export async function listContracts(db: Queryable, ctx: ProjectContext, input: L
 export async function updateContract(db: Queryable, ctx: ProjectContext, id: string, input: UpdateContractInput): Promise<ContractRow> {
   const { deleted, ...fields } = input;
   if (input.chainId !== undefined) chainFor(ctx, input.chainId);
-  try {
-    const [row] = await db
-      .update(contracts)
-      .set({ ...fields, ...(deleted !== undefined && { deleted }), updatedAt: sql`now()` })
-      .where(scoped(ctx, eq(contracts.id, id)))
-      .returning();
-    if (!row) throw notFound("contract", id);
-    return row;
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-    const current = await getContract(db, ctx, id);
-    throw alreadyRegistered(input.chainId ?? current.chainId, input.address ?? current.address);
-  }
+  const [row] = await db
+    .update(contracts)
+    .set({ ...fields, ...(deleted !== undefined && { deleted }), updatedAt: sql`now()` })
+    .where(scoped(ctx, eq(contracts.id, id)))
+    .returning();
+  if (!row) throw notFound("contract", id);
+  return row;
 }
 
 export async function deleteContract(db: Queryable, ctx: ProjectContext, id: string) {

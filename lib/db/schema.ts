@@ -131,9 +131,8 @@ export const contracts = pgTable(
   },
   (t) => [
     index().on(t.projectId, t.livemode, t.createdAt),
-    uniqueIndex("contracts_active_address_unique")
-      .on(t.projectId, t.livemode, t.chainId, t.address)
-      .where(sql`not ${t.deleted}`),
+    // Not unique: one address may be registered under several names or ABIs (a setup script run twice).
+    index("contracts_address_idx").on(t.projectId, t.livemode, t.chainId, t.address),
   ],
 );
 
