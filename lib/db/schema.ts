@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  bigint,
   boolean,
   index,
   integer,
@@ -383,4 +384,50 @@ export const webhookDeliveries = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+);
+
+// --- Access: project claims, organization invites, shared rate limits (helper F) ---
+
+/**
+ * The one-time link that hands an unowned project (the one made at first start) to whoever opens
+ * it signed in: only its hash is kept; a new link replaces the old one.
+ */
+export const projectClaims = pgTable("project_claims", {
+  projectId: text()
+    .primaryKey()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  tokenHash: text().notNull().unique(),
+  createdAt: createdAt(),
+});
+
+/** An invitation into an organization: a one-time link (kept hashed) for one email, until it expires. */
+export const organizationInvites = pgTable(
+  "organization_invites",
+  {
+    id: text().primaryKey(),
+    organizationId: text()
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    email: text().notNull(),
+    tokenHash: text().notNull().unique(),
+    invitedBy: text().references(() => developers.id, { onDelete: "set null" }),
+    expiresAt: timestamp({ withTimezone: true, precision: 6 }).notNull(),
+    acceptedAt: timestamp({ withTimezone: true, precision: 6 }),
+    createdAt: createdAt(),
+  },
+  (t) => [index().on(t.organizationId)],
+);
+
+/** Fixed-window request counters shared by every instance: one row per bucket and window. */
+export const rateLimitCounters = pgTable(
+  "rate_limit_counters",
+  {
+    bucket: text().notNull(),
+    /** The window's start, in ms since the epoch. */
+    windowStart: bigint({ mode: "number" }).notNull(),
+    /** When the row may be deleted (the window's end), in ms since the epoch. */
+    expiresAt: bigint({ mode: "number" }).notNull(),
+    hits: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.bucket, t.windowStart] }), index().on(t.expiresAt)],
 );
