@@ -1,6 +1,6 @@
 import type { Browser, Page } from "@playwright/test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { Hex } from "viem";
+import { parseEther, type Hex } from "viem";
 import { testTokenAbi, testTokenBytecode } from "../contracts/artifacts";
 import { api, baseUrl, expect, fundedWallet, injectWallet, newPage, rpcReceipt, screenshot, signUp, test } from "./fixtures";
 
@@ -37,7 +37,7 @@ async function awaitingIntent(owner: Hex) {
     interactions: [{ contract: state.contractId, functionName: "mint", functionArgs: [address, "1000"] }],
   });
   expect(intent.nextAction.type).toBe("sign_with_wallet");
-  return intent as { id: string; userOperationHash: string; nextAction: { payload: { signingUrl: string } } };
+  return intent as { id: string; userOperationHash: string; account: { id: string }; nextAction: { payload: { signingUrl: string } } };
 }
 
 test("setup: a developer's key, a registered token and a policy sponsoring its mint", async ({ browser }) => {
@@ -85,10 +85,12 @@ test("the owner connects, signs, and watches the intent land", async ({ browser 
   const { page } = await openPage(browser, ownerKey);
   await page.goto(intent.nextAction.payload.signingUrl);
   await expect(page.getByRole("heading", { name: "Sign a transaction" })).toBeVisible();
-  // What will be executed: the call, its contract and arguments, the owner, who pays.
-  const calls = page.getByTestId("sign-interactions");
-  await expect(calls).toContainText("mint");
-  await expect(calls).toContainText("on Gem token");
+  // What will be executed, read from the operation: the account's deployment, then the call with its contract and arguments; the owner, who pays.
+  const account = await api(state.secret, "GET", `/v1/accounts/${intent.account.id}`);
+  const calls = page.getByTestId("sign-calls");
+  await expect(calls.getByTestId("sign-call")).toHaveCount(2);
+  await expect(calls.getByTestId("sign-call").first()).toContainText(`Deploys your account (${account.address}), owned by ${owner.address}`);
+  await expect(calls).toContainText("Calls mint on Gem token");
   await expect(calls).toContainText(`["${owner.address}","1000"]`);
   await expect(page.getByTestId("sign-owner")).toHaveText(owner.address);
   await expect(page.getByText("sponsored by the project (policy Free gems)")).toBeVisible();
@@ -112,6 +114,42 @@ test("the owner connects, signs, and watches the intent land", async ({ browser 
   await page.reload();
   await expect(page.getByTestId("sign-not-awaiting")).toHaveText("This transaction intent no longer awaits a signature.");
   await expect(page.getByText(hash)).toBeVisible();
+});
+
+test("the page shows every call the operation carries: the service made guardian and the token charge, which the developer did not declare", async ({ browser }) => {
+  const ownerKey = generatePrivateKey();
+  const owner = privateKeyToAccount(ownerKey);
+  const policy = await api(state.secret, "POST", "/v1/policies", {
+    name: "Gems for gas",
+    chainId: 31337,
+    strategy: { sponsorSchema: "fixed_rate", tokenContract: state.contractId, tokenContractAmount: parseEther("5").toString() },
+  });
+  await api(state.secret, "POST", "/v1/policy_rules", { policy: policy.id, type: "contract_functions", contract: state.contractId, functionName: "mint" });
+  const account = await api(state.secret, "POST", "/v1/accounts", { chainId: 31337, externalOwnerAddress: owner.address, defaultGuardian: true });
+  const minter = await fundedWallet();
+  await rpcReceipt(await minter.writeContract({ address: state.token, abi: testTokenAbi, functionName: "mint", args: [account.address, parseEther("12")] }));
+  const intent = await api(state.secret, "POST", "/v1/transaction_intents", {
+    chainId: 31337,
+    account: account.id,
+    policy: policy.id,
+    interactions: [{ contract: state.contractId, functionName: "mint", functionArgs: [owner.address, "1000"] }],
+  });
+  // The collecting developer account the charge is paid to, created by the first token-charging intent.
+  const collector = (await api(state.secret, "GET", "/v1/settings/developer_accounts")).data[0].address as string;
+
+  const { page } = await openPage(browser, ownerKey);
+  await page.goto(intent.nextAction.payload.signingUrl);
+  const calls = page.getByTestId("sign-calls").getByTestId("sign-call");
+  await expect(calls).toHaveCount(4);
+  await expect(calls.nth(0)).toContainText(`Deploys your account (${account.address}), owned by ${owner.address}`);
+  await expect(calls.nth(1)).toHaveAttribute("data-kind", "guardian");
+  await expect(calls.nth(1)).toContainText(/Adds the service \(0x[0-9a-fA-F]{40}\) as a guardian of your account: it can help recover the account if you lose your key/);
+  await expect(calls.nth(2)).toContainText("Calls mint on Gem token");
+  await expect(calls.nth(3)).toHaveAttribute("data-kind", "token_charge");
+  await expect(calls.nth(3)).toContainText(`Pays 5 GEM to the project (${collector}) for gas`);
+  // The developer declared one interaction; the page says the steps above are what is signed.
+  await expect(page.getByTestId("sign-interactions")).toContainText("As the developer described it (1 interaction)");
+  await screenshot(page, "43-sign-guardian-charge");
 });
 
 test("a wallet that is not the owner is refused with a clear message", async ({ browser }) => {

@@ -14,9 +14,11 @@ import { isFinal } from "@/lib/intents/search";
 import { getIntent, submitSignature, type IntentRow } from "@/lib/intents/service";
 import { getPolicy } from "@/lib/policies/service";
 import type { ProjectContext } from "@/lib/projects/service";
+import type { DecodedCall } from "./calls";
+import { decodeIntentOperation } from "./operation";
 import { linkExpiry, SigningLinkError, verifySigningToken, type LinkProblem } from "./token";
 
-/** One call of the operation, as the owner reads it before signing. */
+/** One interaction as the developer declared it (the op's own calls are in `SigningView.calls`). */
 export interface SigningInteraction {
   to: string;
   contract: { id: string; name: string } | null;
@@ -40,6 +42,9 @@ export interface SigningView {
   userOperationHash: Hex;
   /** Who pays the gas: the project's policy, or the account itself. */
   policy: { id: string; name: string } | null;
+  /** Every step of the userOperation the owner signs, decoded from its initCode and callData. */
+  calls: DecodedCall[];
+  /** What the developer declared: the op may carry more (the service as guardian, a token charge). */
   interactions: SigningInteraction[];
   /** When the link (and, when sponsored, the sponsorship) runs out, in Unix seconds. */
   expiresAt: number;
@@ -125,6 +130,7 @@ export async function signingView(db: Queryable, ctx: ProjectContext, intent: In
     ownerAddress: account.ownerAddress,
     userOperationHash: intent.userOperationHash as Hex,
     policy: policy ? { id: policy.id, name: policy.name } : null,
+    calls: await decodeIntentOperation(db, ctx, intent, policy),
     interactions: await Promise.all(intent.interactions.map((item) => describeInteraction(db, ctx, intent, item, chain?.nativeCurrency.symbol ?? "ETH"))),
     expiresAt: linkExpiry(intent),
   };

@@ -4,6 +4,7 @@ import { Card, Definitions } from "@/components/page";
 import { Time } from "@/components/time";
 import { getDb } from "@/lib/db/client";
 import { openSigningLink } from "@/lib/signing/service";
+import { OperationCalls } from "./operation-calls";
 import { SignPanel } from "./sign-panel";
 
 // The token is the credential: keep it out of Referer headers and search engines.
@@ -79,21 +80,7 @@ export default async function SignPage({ params, searchParams }: { params: Promi
             ["userOperationHash", <code key="h" className="break-all font-mono text-xs">{view.userOperationHash}</code>],
           ]}
         />
-        <h3 className="mb-2 mt-6 text-sm font-semibold">Calls ({view.interactions.length})</h3>
-        <ol className="space-y-3" data-testid="sign-interactions">
-          {view.interactions.map((call, i) => (
-            <li key={i} className="rounded-md border border-slate-200 p-3 text-sm">
-              <p>
-                <span className="font-medium">{call.functionName ?? (call.data ? "Raw call" : "Transfer")}</span>
-                {call.contract && <span className="text-slate-600"> on {call.contract.name}</span>}
-              </p>
-              <p className="mt-1 break-all font-mono text-xs text-slate-600">to {call.to}</p>
-              {call.args && <p className="mt-1 break-all font-mono text-xs">arguments {call.args}</p>}
-              {call.data && <p className="mt-1 break-all font-mono text-xs text-slate-600">data {call.data}</p>}
-              <p className="mt-1 text-xs text-slate-600">value {call.value}</p>
-            </li>
-          ))}
-        </ol>
+        <OperationCalls calls={view.calls} interactions={view.interactions} />
       </Card>
       <Card title="Sign with your wallet">
         <SignPanel intentId={view.intentId} token={token!} chain={{ id: view.chainId, name: view.chainName }} ownerAddress={view.ownerAddress} userOperationHash={view.userOperationHash} />
