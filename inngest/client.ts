@@ -1,6 +1,7 @@
 import { Inngest } from "inngest";
+import { redactingLogger } from "./logger";
 
-export const inngest = new Inngest({ id: "smart-wallet-service" });
+export const inngest = new Inngest({ id: "smart-wallet-service", logger: redactingLogger() });
 
 /**
  * With Inngest configured (cloud keys, a self-hosted base URL or the dev server), functions are

@@ -5,6 +5,7 @@ import type { InngestFunction } from "inngest";
 import { ServerTiming } from "inngest/internals";
 import { StepMode } from "inngest/types";
 import type { Db } from "@/lib/db/client";
+import { errorText } from "@/lib/redact";
 import { functionRuns } from "@/lib/db/schema";
 import { inngest, usesInngestServer } from "./client";
 
@@ -179,7 +180,7 @@ export class EmbeddedRunner {
         if (free <= 0 || this.byId.size === 0) break;
         for (const run of await this.claim(free)) {
           const job = this.execute(run)
-            .catch((err) => console.error(`function run ${run.id} (${run.functionId}) crashed the runner:`, err))
+            .catch((err) => console.error(`function run ${run.id} (${run.functionId}) crashed the runner:`, errorText(err)))
             .finally(() => {
               this.active.delete(job);
               this.kick();
@@ -188,7 +189,7 @@ export class EmbeddedRunner {
         }
       } while (this.again && !this.stopped);
     } catch (err) {
-      console.error("embedded runner: could not schedule or claim runs:", err);
+      console.error("embedded runner: could not schedule or claim runs:", errorText(err));
     } finally {
       this.ticking = false;
       this.schedule(this.opts.pollMs);

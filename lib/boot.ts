@@ -6,6 +6,7 @@ import { stopLocalChains } from "@/lib/chain/local";
 import { closeDb, getDbHandle } from "@/lib/db/client";
 import { ensureRunner } from "@/inngest/send";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
+import { createdProjectLines } from "@/lib/projects/banner";
 
 const state = globalThis as unknown as { __booted?: Promise<void> };
 
@@ -28,15 +29,7 @@ async function start() {
   const lines = [``, `  Smart-account wallet service — API at ${base}/v1 (OpenAPI: ${base}/v1/openapi.json)`];
   lines.push(`  Database: ${embedded ? `embedded PGlite in ${shown("pglite")}` : "PostgreSQL (DATABASE_URL)"}`);
   if (result?.created) {
-    const { project } = result;
-    lines.push(
-      `  Created project "${project.name}" (${project.id}). Its keys, saved in ${shown("default-project.json")}:`,
-      `    test  publishable ${project.keys.test.publishable}`,
-      `          secret      ${project.keys.test.secret}`,
-      `    live  publishable ${project.keys.live.publishable}`,
-      `          secret      ${project.keys.live.secret}`,
-      `  Try:  curl ${base}/v1/players -u ${project.keys.test.secret}: -d name=Alice`,
-    );
+    lines.push(...createdProjectLines(result.project, shown("default-project.json"), base));
   } else if (result) {
     lines.push(`  Project "${result.project.name}" (${result.project.id}); keys in ${shown("default-project.json")}`);
   } else {

@@ -1,11 +1,13 @@
+import dns from "node:dns";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import Openfort from "@openfort/openfort-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { webhookSignature } from "@/lib/webhooks/service";
+import { getDb } from "@/lib/db/client";
+import { sendTestEvent, webhookSignature } from "@/lib/webhooks/service";
 import { call, expectError, newProject } from "./api";
 
 interface Received {
@@ -92,4 +94,51 @@ describe("the project webhook", () => {
     expect(webhookSignature(key, events[0]!.body)).toBe(events[0]!.signature);
     expect(failuresLeft).toBe(0);
   }, 60_000);
+});
+
+/** Answers these names from the table instead of DNS (no query leaves the machine); other names resolve as usual. */
+function resolveAs(table: Record<string, string>) {
+  const real = dns.promises.lookup.bind(dns.promises);
+  vi.spyOn(dns.promises, "lookup").mockImplementation((async (hostname: string, options: dns.LookupOptions) =>
+    table[hostname] ? [{ address: table[hostname], family: table[hostname].includes(":") ? 6 : 4 }] : real(hostname, options)) as never);
+}
+
+describe("webhook URLs are outbound URLs (SSRF rules, README: Outbound URLs)", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("live keys: https only, and no loopback, private, link-local or metadata address, odd IPv4 notations included: 400 naming url", async () => {
+    const own = await newProject("webhook ssrf");
+    const live = own.keys.live.secret;
+    const issue = ["http://127.0.0.1:5432/", "http://169.254.169.254/latest/meta-data/iam/security-credentials/", "http://[::1]/", "http://0x7f000001/"];
+    const https = ["https://127.0.0.1:5432/", "https://169.254.169.254/latest/meta-data/", "https://[::1]/", "https://0x7f000001/", "https://2130706433/", "https://0177.0.0.1/", "https://10.0.0.1/", "https://[fe80::1]/", "https://localhost/"];
+    for (const url of [...issue, ...https]) {
+      const error = expectError(await call("POST", "/v1/settings/webhook", { key: live, json: { url } }), 400, "invalid_request_error");
+      expect(error.details?.url, url).toMatchObject({ value: url, message: expect.any(String) });
+    }
+    // A name is judged by what it resolves to.
+    resolveAs({ "hooks.internal.example": "10.0.0.7", "hooks.example.com": "93.184.215.14" });
+    const internal = expectError(await call("POST", "/v1/settings/webhook", { key: live, json: { url: "https://hooks.internal.example/in" } }), 400);
+    expect(internal.details?.url?.message).toBe("hooks.internal.example resolves to 10.0.0.7, a private address");
+    expect((await call("POST", "/v1/settings/webhook", { key: live, json: { url: "https://hooks.example.com/in" } })).body).toMatchObject({ url: "https://hooks.example.com/in", livemode: true });
+    // Test keys may target local addresses (local development), never the metadata endpoint.
+    expect((await call("POST", "/v1/settings/webhook", { key: own.keys.test.secret, json: { url: "http://127.0.0.1:5432/" } })).status).toBe(200);
+    expectError(await call("POST", "/v1/settings/webhook", { key: own.keys.test.secret, json: { url: "http://169.254.169.254/latest/" } }), 400);
+  });
+
+  it("a live webhook whose name later resolves to loopback is refused at delivery (the dashboard's test event says so) and nothing is sent", async () => {
+    const own = await newProject("webhook rebinding");
+    const port = (server.address() as AddressInfo).port;
+    resolveAs({ "hooks.example.com": "93.184.215.14" });
+    await call("POST", "/v1/settings/webhook", { key: own.keys.live.secret, json: { url: `https://hooks.example.com:${port}/hooks` } });
+    vi.restoreAllMocks();
+    resolveAs({ "hooks.example.com": "127.0.0.1" });
+    const before = received.length;
+    const attempt = await sendTestEvent(await getDb(), { projectId: own.id, livemode: true });
+    expect(attempt).toMatchObject({ status: "failed", responseStatus: null, error: "refused: hooks.example.com resolves to 127.0.0.1, a loopback address" });
+    // Test mode: a name resolving to the metadata endpoint is refused too.
+    resolveAs({ "meta.example.com": "169.254.169.254" });
+    await call("POST", "/v1/settings/webhook", { key: own.keys.test.secret, json: { url: `http://meta.example.com:${port}/hooks` } });
+    expect(await sendTestEvent(await getDb(), { projectId: own.id, livemode: false })).toMatchObject({ status: "failed", error: "refused: meta.example.com resolves to 169.254.169.254, a cloud metadata address" });
+    expect(received.length).toBe(before);
+  });
 });

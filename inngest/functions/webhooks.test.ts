@@ -64,7 +64,8 @@ describe("the webhook delivery function (deliver-webhook) under @inngest/test", 
     const t = new InngestTestEngine({ function: deliverWebhook, events: [deliverEvent(intentId, "transaction_intent.broadcast")] });
     const failed = await t.executeStep("post");
     expect(failed.result).toBeUndefined();
-    expect(failed.error).toMatchObject({ message: expect.stringMatching(/webhook http:\/\/127\.0\.0\.1:\d+\/hooks answered 500/) });
+    // Only the origin: the path or query of a webhook URL may hold the receiver's token.
+    expect(failed.error).toMatchObject({ message: expect.stringMatching(/^webhook http:\/\/127\.0\.0\.1:\d+ answered 500$/) });
     // StepError: Inngest retries the step (StepFailed would end the run).
     expect(failed.step.op).toBe(StepOpCode.StepError);
     const run = await t.execute();

@@ -1,3 +1,4 @@
+import { redact } from "@/lib/redact";
 import { prepareChain, serviceDeployment } from "./contracts";
 import { startLocalChains } from "./local";
 import { supportedChains } from "./registry";
@@ -12,7 +13,7 @@ export async function prepareChains(): Promise<string[]> {
   try {
     await startLocalChains();
   } catch (err) {
-    lines.push(`  Local chains failed to start: ${(err as Error).message}`);
+    lines.push(`  Local chains failed to start: ${redact((err as Error).message)}`);
   }
   const chains = supportedChains();
   if (chains.length === 0) return ["  Chains: none configured (LOCAL_CHAINS=none and no CHAINS / CHAIN_<id>_RPC_URL)."];
@@ -26,7 +27,7 @@ export async function prepareChains(): Promise<string[]> {
       const status =
         result.status === "fulfilled"
           ? `ready, paymaster deposit ${result.value.paymasterDeposit} ${chain.nativeCurrency.symbol}`
-          : `NOT READY: ${(result.reason as Error).message.split("\n")[0]}`;
+          : `NOT READY: ${redact((result.reason as Error).message.split("\n")[0]!)}`;
       return `    ${chain.chainId} ${chain.livemode ? "live" : "test"}  ${chain.name} (${where}) — ${status}`;
     }),
   );

@@ -24,6 +24,7 @@ import {
 } from "viem/account-abstraction";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { ApiError } from "@/lib/http/errors";
+import { redact, redactUrl } from "@/lib/redact";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { isUnreachable, publicClient } from "./clients";
 import { serviceDeployment } from "./contracts";
@@ -491,7 +492,7 @@ async function waitMined(
         // higher fee): what was sent stands, keep waiting for it.
         if (!underpriced(err)) {
           if (chain.dev && insufficientFunds(err)) await topUp(chain, executor.account.address);
-          else console.warn(JSON.stringify({ level: "warn", chainId: chain.chainId, message: `fee bump of ${first.hash} failed: ${messageOf(err).split("\n")[0]}` }));
+          else console.warn(JSON.stringify({ level: "warn", chainId: chain.chainId, message: `fee bump of ${first.hash} failed: ${redact(messageOf(err).split("\n")[0]!)}` }));
         }
       }
       nextBump = Date.now() + bumpAfterMs(chain);
@@ -876,7 +877,7 @@ async function relayThroughBundler(chain: ChainConfig, entry: Entry): Promise<Re
       (hash): BundlerAnswer => {
         // A bundler hashing for another chain or EntryPoint would have us wait for a receipt that never comes.
         if (hash.toLowerCase() !== entry.hash.toLowerCase()) {
-          throw new Error(`The bundler at ${chain.bundlerUrl} returned hash ${hash} for user operation ${entry.hash}: is it for chain ${chain.chainId} and EntryPoint ${entryPoint}?`);
+          throw new Error(`The bundler at ${redactUrl(chain.bundlerUrl!)} returned hash ${hash} for user operation ${entry.hash}: is it for chain ${chain.chainId} and EntryPoint ${entryPoint}?`);
         }
         return { sent: true };
       },

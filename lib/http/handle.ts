@@ -9,6 +9,7 @@ import { requestOrigin } from "./origin";
 import { takeToken } from "./rate-limit";
 import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
+import { redact } from "@/lib/redact";
 import { recordRequest } from "./request-log";
 import { validate } from "./validate";
 
@@ -25,7 +26,7 @@ export function jsonResponse(body: unknown, status = 200, headers: Record<string
 export function errorResponse(err: unknown, requestId: string): Response {
   if (err instanceof ApiError) return jsonResponse(err.toJSON(), err.status, err.headers);
   // Unexpected: log it for operators, tell the client only the request id.
-  console.error(JSON.stringify({ level: "error", requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
+  console.error(JSON.stringify({ level: "error", requestId, error: redact(err instanceof Error ? (err.stack ?? err.message) : String(err)) }));
   return jsonResponse(
     { error: { type: "api_error", message: `An unexpected error occurred. Quote request id ${requestId} when reporting it.` } },
     500,

@@ -7,6 +7,7 @@ import { notFound } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { unixSeconds } from "@/lib/http/resource";
 import { newId } from "@/lib/ids";
+import { checkOutboundUrl, outboundFetch, OutboundRefusedError } from "@/lib/outbound";
 import { currentSecretKey, type ProjectContext } from "@/lib/projects/service";
 
 export const TOPICS = ["transaction_intent.broadcast", "transaction_intent.successful", "transaction_intent.failed", "transaction_intent.cancelled"] as const;
@@ -40,6 +41,7 @@ const serialize = (row: WebhookRow) => ({
 const scoped = (ctx: ProjectContext) => and(eq(webhookSettings.projectId, ctx.projectId), eq(webhookSettings.livemode, ctx.livemode));
 
 export async function setWebhook(db: Queryable, ctx: ProjectContext, url: string) {
+  await checkOutboundUrl(url, { livemode: ctx.livemode, field: "url" });
   const [row] = await db
     .insert(webhookSettings)
     .values({ projectId: ctx.projectId, livemode: ctx.livemode, url })
@@ -93,18 +95,23 @@ export async function deliverEvent(
   let responseStatus: number | null = null;
   let error: string | null = null;
   try {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", "openfort-signature": webhookSignature(secret, body), "user-agent": "smart-wallet-service-webhooks" },
-      body,
-      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-      redirect: "manual",
-    });
+    // Checked again at each delivery: DNS may have changed since the URL was set. Redirects are not followed.
+    const res = await outboundFetch(
+      url,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", "openfort-signature": webhookSignature(secret, body), "user-agent": "smart-wallet-service-webhooks" },
+        body,
+        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      },
+      { livemode: ctx.livemode },
+    );
     responseStatus = res.status;
     await res.body?.cancel();
     if (res.status < 200 || res.status >= 300) error = `answered ${res.status}`;
   } catch (err) {
-    error = (err as Error).name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : `could not connect: ${(err as Error).message}`;
+    if (err instanceof OutboundRefusedError) error = `refused: ${err.message}`;
+    else error = (err as Error).name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : `could not connect: ${(err as Error).message}`;
   }
   await db.insert(webhookDeliveries).values({
     id: newId("webhookDelivery"),
@@ -119,7 +126,8 @@ export async function deliverEvent(
     error,
     durationMs: Date.now() - started,
   });
-  if (error) throw new WebhookDeliveryError(`webhook ${url} ${error}`);
+  // Only the origin: a webhook's path or query often carries the receiver's token.
+  if (error) throw new WebhookDeliveryError(`webhook ${new URL(url).origin} ${error}`);
   return true;
 }
 
