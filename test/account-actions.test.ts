@@ -1,10 +1,11 @@
-import { toHex, type Address } from "viem";
+import { encodeFunctionData, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { beforeAll, describe, expect, it } from "vitest";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf } from "./chain";
+import { serviceAccount } from "@/lib/keys/service-keys";
+import { clientOf, fundedWallet, mined } from "./chain";
 
 let project: ProjectWithKeys;
 
@@ -59,40 +60,120 @@ describe("ownership transfer", () => {
   }, 60_000);
 });
 
+const read = <T>(chainId: number, address: string, functionName: string, args: unknown[] = []) =>
+  clientOf(chainId).readContract({ address: address as Address, abi: smartAccountAbi, functionName, args } as never) as Promise<T>;
+
+/** Moves the chain's clock past the 2-day recovery period. */
+async function afterRecoveryPeriod(chainId: number) {
+  const client = clientOf(chainId);
+  await client.request({ method: "evm_increaseTime" as never, params: [toHex(2 * 86_400 + 60)] as never });
+  await client.request({ method: "evm_mine" as never, params: [] as never });
+}
+
+// On the live chain 31339, whose clock these tests move forward; live keys only use it here and in checks that do not mind.
 describe("social recovery through the service as guardian", () => {
-  it("starts a recovery, refuses to complete it early, and completes it after the recovery period", async () => {
-    // On the live chain 31339, whose clock this test moves forward; live keys only use it here and in checks that do not mind.
+  it("recovers an account created with defaultGuardian before its first operation, completing only after the recovery period", async () => {
     const key = project.keys.live.secret;
     const chainId = 31339;
     const policy = await selfPolicy(key, chainId);
     const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId, defaultGuardian: true } });
     const newOwner = privateKeyToAccount(generatePrivateKey()).address;
-    // Not deployed yet: the service cannot act as its guardian.
-    expect(expectError(await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } }), 400).message).toMatch(/not a guardian/);
-    expect((await call("POST", `/v1/accounts/${account.id}/deploy`, { key, json: { policy: policy.id } })).body.deployed).toBe(true);
+    expect(await clientOf(chainId).getCode({ address: account.address })).toBeUndefined();
+    // Nothing to complete before anything started.
+    expect(expectError(await call("POST", `/v1/accounts/${account.id}/complete_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } }), 400).message).toMatch(
+      /no recovery in progress/,
+    );
 
+    // Not deployed yet: one operation deploys it, makes the service its guardian and starts the recovery.
     const started = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } });
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     expect((await waitForLanding(key, started.body.id)).response.status).toBe(1);
-    const client = clientOf(chainId);
-    const [pending] = await client.readContract({ address: account.address as Address, abi: smartAccountAbi, functionName: "getRecovery" });
-    expect(pending).toBe(newOwner);
+    expect(await read(chainId, account.address, "getGuardians")).toEqual([serviceAccount("guardian").address]);
+    const [pending, , required] = await read<[Address, bigint, number]>(chainId, account.address, "getRecovery");
+    expect([pending, required]).toEqual([newOwner, 1]);
 
     const early = expectError(await call("POST", `/v1/accounts/${account.id}/complete_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } }), 400);
     expect(early.message).toMatch(/RecoveryNotReady/);
     const other = privateKeyToAccount(generatePrivateKey()).address;
     expect(expectError(await call("POST", `/v1/accounts/${account.id}/complete_recovery`, { key, json: { newOwnerAddress: other, policy: policy.id } }), 400).message).toMatch(/is to/);
 
-    await client.request({ method: "evm_increaseTime" as never, params: [toHex(2 * 86_400 + 60)] as never });
-    await client.request({ method: "evm_mine" as never, params: [] as never });
+    await afterRecoveryPeriod(chainId);
     const completed = await call("POST", `/v1/accounts/${account.id}/complete_recovery`, { key, form: { newOwnerAddress: newOwner, policy: policy.id } });
     expect(completed.status, JSON.stringify(completed.body)).toBe(200);
     expect((await waitForLanding(key, completed.body.id)).response.status).toBe(1);
-    expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ ownerAddress: newOwner, custodial: false });
+    expect(await read(chainId, account.address, "owner")).toBe(newOwner);
+    expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ deployed: true, ownerAddress: newOwner, custodial: false });
 
     // An account without the service as guardian cannot be recovered through the API.
     const { body: plain } = await call("POST", "/v1/accounts", { key, json: { chainId } });
     await call("POST", `/v1/accounts/${plain.id}/deploy`, { key, json: { policy: policy.id } });
     expect(expectError(await call("POST", `/v1/accounts/${plain.id}/start_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } }), 400).message).toMatch(/not a guardian/);
+    // Nor one created without it and not deployed yet.
+    const { body: plainUndeployed } = await call("POST", "/v1/accounts", { key, json: { chainId } });
+    expect(expectError(await call("POST", `/v1/accounts/${plainUndeployed.id}/start_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } }), 400).message).toMatch(
+      /not a guardian.*defaultGuardian=true/,
+    );
   }, 90_000);
+
+  it("asks for a strict majority: with a second guardian the service alone cannot complete", async () => {
+    const key = project.keys.live.secret;
+    const chainId = 31339;
+    const policy = await selfPolicy(key, chainId);
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId, defaultGuardian: true } });
+    const friend = privateKeyToAccount(generatePrivateKey());
+    // The owner (custodial: the service signs) adds a second guardian with the account's first operation.
+    const addFriend = encodeFunctionData({ abi: smartAccountAbi, functionName: "addGuardian", args: [friend.address] });
+    const added = await call("POST", "/v1/transaction_intents", { key, json: { chainId, account: account.id, policy: policy.id, interactions: [{ to: account.address, data: addFriend }] } });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    expect((await waitForLanding(key, added.body.id)).response.status).toBe(1);
+    expect(await read<Address[]>(chainId, account.address, "getGuardians")).toHaveLength(2);
+
+    const newOwner = privateKeyToAccount(generatePrivateKey()).address;
+    const started = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } });
+    expect((await waitForLanding(key, started.body.id)).response.status).toBe(1);
+    expect((await read<[Address, bigint, number]>(chainId, account.address, "getRecovery"))[2]).toBe(2);
+    await afterRecoveryPeriod(chainId);
+
+    const alone = expectError(await call("POST", `/v1/accounts/${account.id}/complete_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } }), 400);
+    expect(alone.message).toMatch(/needs signatures of 2 guardians \(a strict majority\); there are 1/);
+    // The service's own signature passed back counts once.
+    const digest = await read<Hex>(chainId, account.address, "recoveryHash");
+    const ours = await serviceAccount("guardian").sign({ hash: digest });
+    expectError(await call("POST", `/v1/accounts/${account.id}/complete_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id, signatures: [ours] } }), 400);
+
+    const completed = await call("POST", `/v1/accounts/${account.id}/complete_recovery`, {
+      key,
+      json: { newOwnerAddress: newOwner, policy: policy.id, signatures: [await friend.sign({ hash: digest })] },
+    });
+    expect(completed.status, JSON.stringify(completed.body)).toBe(200);
+    expect((await waitForLanding(key, completed.body.id)).response.status).toBe(1);
+    expect(await read(chainId, account.address, "owner")).toBe(newOwner);
+  }, 90_000);
+
+  it("loses a pending recovery to an ownership change", async () => {
+    const key = project.keys.test.secret;
+    const chainId = 31337;
+    const policy = await selfPolicy(key, chainId);
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId, defaultGuardian: true } });
+    const started = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: privateKeyToAccount(generatePrivateKey()).address, policy: policy.id } });
+    expect((await waitForLanding(key, started.body.id)).response.status).toBe(1);
+
+    const transferee = await fundedWallet(chainId);
+    const requested = await call("POST", `/v1/accounts/${account.id}/request_transfer_ownership`, { key, json: { newOwnerAddress: transferee.account.address, policy: policy.id } });
+    expect((await waitForLanding(key, requested.body.id)).response.status).toBe(1);
+    await mined(chainId, await transferee.writeContract({ address: account.address, abi: smartAccountAbi, functionName: "acceptOwnership", chain: transferee.chain, account: transferee.account }));
+
+    expect(await read(chainId, account.address, "getRecovery")).toEqual(["0x0000000000000000000000000000000000000000", 0n, 0]);
+    const stale = await call("POST", `/v1/accounts/${account.id}/complete_recovery`, { key, json: { newOwnerAddress: transferee.account.address, policy: policy.id } });
+    expect(expectError(stale, 400).message).toMatch(/no recovery in progress/);
+  }, 90_000);
+
+  it("cannot start before the first operation of an account with an external owner", async () => {
+    const key = project.keys.test.secret;
+    const policy = await selfPolicy(key, 31337);
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, externalOwnerAddress: owner.address, defaultGuardian: true } });
+    const res = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: privateKeyToAccount(generatePrivateKey()).address, policy: policy.id } });
+    expect(expectError(res, 400).message).toMatch(/not deployed yet.*owner's signature/);
+  }, 30_000);
 });

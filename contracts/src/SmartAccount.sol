@@ -296,13 +296,15 @@ contract SmartAccount is
         emit OwnershipTransferCanceled($.owner, pending);
     }
 
-    /// @dev Also clears any pending transfer and retires every session key the previous owner registered.
+    /// @dev Also clears any pending transfer, cancels a pending recovery (it was against the previous owner) and
+    /// retires every session key the previous owner registered.
     function _setOwner(AccountStorage storage $, address newOwner) internal {
         address previous = $.owner;
         $.owner = newOwner;
         $.pendingOwner = address(0);
         $.sessionKeyEpoch += 1;
         emit OwnershipTransferred(previous, newOwner);
+        if ($.recovery.newOwner != address(0)) _cancelRecovery($);
     }
 
     // ---------------------------------------------------------------- session keys
@@ -408,18 +410,22 @@ contract SmartAccount is
     // ---------------------------------------------------------------- recovery
 
     /// @notice A guardian (directly, or through a guardian-signed userOp) or an authorized caller proposes a new
-    /// owner. It takes effect after RECOVERY_PERIOD with signatures of half the guardians (rounded up).
+    /// owner. It takes effect after RECOVERY_PERIOD with signatures of a strict majority of the guardians, counted
+    /// both now and at completion. Any owner change before then cancels it.
     function startRecovery(address newOwner) external {
         AccountStorage storage $ = _storage();
         if ($.guardianPosition[msg.sender] == 0) _checkAuthorized();
         if ($.recovery.newOwner != address(0)) revert RecoveryAlreadyActive();
-        if (newOwner == address(0) || newOwner == address(this) || $.guardianPosition[newOwner] != 0) {
+        if (
+            newOwner == address(0) || newOwner == address(this) || newOwner == $.owner
+                || $.guardianPosition[newOwner] != 0
+        ) {
             revert InvalidOwner(newOwner);
         }
         uint256 guardianCount = $.guardians.length;
         if (guardianCount == 0) revert NoGuardians();
         uint64 executeAfter = uint64(block.timestamp + RECOVERY_PERIOD);
-        uint32 required = uint32((guardianCount + 1) / 2);
+        uint32 required = _majority(guardianCount);
         $.recovery = Recovery(newOwner, executeAfter, required);
         emit RecoveryStarted(newOwner, executeAfter, required);
     }
@@ -431,9 +437,8 @@ contract SmartAccount is
         Recovery memory recovery = $.recovery;
         if (recovery.newOwner == address(0)) revert NoActiveRecovery();
         if (block.timestamp < recovery.executeAfter) revert RecoveryNotReady(recovery.executeAfter);
-        if (signatures.length < recovery.guardiansRequired) {
-            revert NotEnoughGuardianSignatures(signatures.length, recovery.guardiansRequired);
-        }
+        uint256 required = _required($, recovery);
+        if (signatures.length < required) revert NotEnoughGuardianSignatures(signatures.length, required);
         bytes32 digest = _recoveryDigest(recovery, $.recoveryNonce);
         address previousSigner = address(0);
         for (uint256 i = 0; i < signatures.length; i++) {
@@ -453,16 +458,36 @@ contract SmartAccount is
 
     function cancelRecovery() external onlyAuthorized {
         AccountStorage storage $ = _storage();
+        if ($.recovery.newOwner == address(0)) revert NoActiveRecovery();
+        _cancelRecovery($);
+    }
+
+    /// @dev The nonce moves on, so signatures collected for the canceled recovery never count again.
+    function _cancelRecovery(AccountStorage storage $) internal {
         address newOwner = $.recovery.newOwner;
-        if (newOwner == address(0)) revert NoActiveRecovery();
         delete $.recovery;
         $.recoveryNonce += 1;
         emit RecoveryCanceled(newOwner);
     }
 
+    /// @notice The pending recovery; `guardiansRequired` is the number of signatures completion needs right now.
     function getRecovery() external view returns (address newOwner, uint64 executeAfter, uint32 guardiansRequired) {
-        Recovery storage recovery = _storage().recovery;
-        return (recovery.newOwner, recovery.executeAfter, recovery.guardiansRequired);
+        AccountStorage storage $ = _storage();
+        Recovery memory recovery = $.recovery;
+        if (recovery.newOwner == address(0)) return (address(0), 0, 0);
+        return (recovery.newOwner, recovery.executeAfter, _required($, recovery));
+    }
+
+    /// @dev More than half: with two guardians one alone never takes the account over.
+    function _majority(uint256 guardianCount) internal pure returns (uint32) {
+        return uint32(guardianCount / 2 + 1);
+    }
+
+    /// @dev A strict majority both of the guardians at the start and of those now: guardians added meanwhile must not
+    /// leave the few who started it enough to take over.
+    function _required(AccountStorage storage $, Recovery memory recovery) internal view returns (uint32) {
+        uint32 current = _majority($.guardians.length);
+        return current > recovery.guardiansRequired ? current : recovery.guardiansRequired;
     }
 
     /// @notice Counts completed and canceled recoveries; part of the digest so old signatures never replay.

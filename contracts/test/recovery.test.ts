@@ -1,4 +1,4 @@
-import { hashTypedData, zeroAddress, type Hex, type PrivateKeyAccount } from "viem";
+import { hashTypedData, parseEventLogs, zeroAddress, type Hex, type PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import {
@@ -83,7 +83,7 @@ describe("guardians", () => {
 });
 
 describe("recovery", () => {
-  it("is started by a guardian and completed after the period with a majority of sorted guardian signatures", async () => {
+  it("is started by a guardian and completed after the period with a strict majority of sorted guardian signatures", async () => {
     const { account, guardians } = await guardedAccount(3);
     const newOwner = randomAccount();
     const stranger = randomAccount();
@@ -134,6 +134,79 @@ describe("recovery", () => {
     await runOp(t, op, newOwner);
   });
 
+  it("needs a strict majority: one of two guardians never takes over", async () => {
+    // Required signatures for 1..4 guardians.
+    for (const [count, required] of [[1, 1], [2, 2], [3, 2], [4, 3]] as const) {
+      const { account, guardians } = await guardedAccount(count);
+      await call(guardians[0]!, account, "startRecovery", [randomAccount().address]);
+      expect((await readAccount(t, account.address, "getRecovery"))[2]).toBe(required);
+    }
+
+    const { account, guardians } = await guardedAccount(2);
+    const newOwner = randomAccount();
+    await call(guardians[0]!, account, "startRecovery", [newOwner.address]);
+    await increaseTime(t, RECOVERY_PERIOD);
+    const [s0, s1] = await recoverySignatures(account, byAddress(guardians));
+    for (const alone of [s0!, s1!]) {
+      await expect(call(guardians[0]!, account, "completeRecovery", [[alone]])).rejects.toThrow(/NotEnoughGuardianSignatures/);
+    }
+    await call(guardians[0]!, account, "completeRecovery", [[s0, s1]]);
+    expect(await readAccount(t, account.address, "owner")).toBe(newOwner.address);
+  });
+
+  it("counts guardians added after the start: the majority is of the guardians at completion too", async () => {
+    const { account, guardians } = await guardedAccount(1);
+    const newOwner = randomAccount();
+    await call(guardians[0]!, account, "startRecovery", [newOwner.address]);
+    const added = [randomAccount(), randomAccount()];
+    for (const g of added) await ownerOp(t, account, accountCall("addGuardian", [g.address]));
+    expect((await readAccount(t, account.address, "getRecovery"))[2]).toBe(2);
+    await increaseTime(t, RECOVERY_PERIOD);
+    await expect(call(null, account, "completeRecovery", [await recoverySignatures(account, guardians)])).rejects.toThrow(
+      /NotEnoughGuardianSignatures/,
+    );
+    await call(null, account, "completeRecovery", [await recoverySignatures(account, byAddress([guardians[0]!, added[0]!]))]);
+    expect(await readAccount(t, account.address, "owner")).toBe(newOwner.address);
+  });
+
+  it("is canceled by an ownership change, and its signatures never count again", async () => {
+    const { account, guardians } = await guardedAccount(1);
+    const recoveryOwner = randomAccount();
+    await call(guardians[0]!, account, "startRecovery", [recoveryOwner.address]);
+    const stale = await recoverySignatures(account, guardians);
+
+    const transferee = randomAccount();
+    await fund(t, transferee.address);
+    await ownerOp(t, account, accountCall("transferOwnership", [transferee.address]));
+    // Starting a transfer changes no owner: the recovery stays pending until the transfer is accepted.
+    expect((await readAccount(t, account.address, "getRecovery"))[0]).toBe(recoveryOwner.address);
+    const accepted = await send(t, walletFor(t, transferee), {
+      address: account.address,
+      abi: smartAccountAbi,
+      functionName: "acceptOwnership",
+      args: [],
+    });
+    expect(parseEventLogs({ abi: smartAccountAbi, logs: accepted.logs, eventName: "RecoveryCanceled" }).map((l) => l.args.newOwner)).toEqual([
+      recoveryOwner.address,
+    ]);
+    expect(await readAccount(t, account.address, "owner")).toBe(transferee.address);
+    expect(await readAccount(t, account.address, "getRecovery")).toEqual([zeroAddress, 0n, 0]);
+    expect(await readAccount(t, account.address, "recoveryNonce")).toBe(1n);
+
+    await increaseTime(t, RECOVERY_PERIOD);
+    await expect(call(null, account, "completeRecovery", [stale])).rejects.toThrow(/NoActiveRecovery/);
+    // A new recovery to the same address is a new digest: the stale signature does not complete it.
+    await call(guardians[0]!, account, "startRecovery", [recoveryOwner.address]);
+    await increaseTime(t, RECOVERY_PERIOD);
+    await expect(call(null, account, "completeRecovery", [stale])).rejects.toThrow(/InvalidGuardianSignature/);
+    expect(await readAccount(t, account.address, "owner")).toBe(transferee.address);
+  });
+
+  it("refuses the current owner as the new owner", async () => {
+    const { account, guardians } = await guardedAccount(1);
+    await expect(call(guardians[0]!, account, "startRecovery", [account.owner.address])).rejects.toThrow(/InvalidOwner/);
+  });
+
   it("clears a pending ownership transfer on completion", async () => {
     const { account, guardians } = await guardedAccount(1);
     await ownerOp(t, account, accountCall("transferOwnership", [randomAccount().address]));
@@ -149,7 +222,7 @@ describe("recovery", () => {
     const { account, guardians } = await guardedAccount(2);
     const newOwner = randomAccount();
     await call(guardians[0]!, account, "startRecovery", [newOwner.address]);
-    const stale = await recoverySignatures(account, byAddress(guardians).slice(0, 1));
+    const stale = await recoverySignatures(account, byAddress(guardians));
     await expect(call(guardians[0]!, account, "cancelRecovery", [])).rejects.toThrow(/NotAuthorized/);
     await ownerOp(t, account, accountCall("cancelRecovery", []));
     expect(await readAccount(t, account.address, "getRecovery")).toEqual([zeroAddress, 0n, 0]);
@@ -160,7 +233,7 @@ describe("recovery", () => {
     await call(guardians[0]!, account, "startRecovery", [newOwner.address]);
     await increaseTime(t, RECOVERY_PERIOD);
     await expect(call(null, account, "completeRecovery", [stale])).rejects.toThrow(/InvalidGuardianSignature/);
-    await call(null, account, "completeRecovery", [await recoverySignatures(account, byAddress(guardians).slice(0, 1))]);
+    await call(null, account, "completeRecovery", [await recoverySignatures(account, byAddress(guardians))]);
     expect(await readAccount(t, account.address, "owner")).toBe(newOwner.address);
   });
 
@@ -200,7 +273,7 @@ describe("guardian-signed userOps", () => {
     expect((await readAccount(t, account.address, "getRecovery"))[0]).toBe(newOwner.address);
 
     await increaseTime(t, RECOVERY_PERIOD);
-    const signatures = await recoverySignatures(account, byAddress(guardians).slice(0, 1));
+    const signatures = await recoverySignatures(account, byAddress(guardians));
     const complete = await handleOps(t, [await guardianOp(accountCall("completeRecovery", [signatures]))]);
     expect(complete.results[0]!.success).toBe(true);
     expect(await readAccount(t, account.address, "owner")).toBe(newOwner.address);

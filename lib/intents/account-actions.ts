@@ -58,30 +58,44 @@ export async function cancelOwnershipTransfer(db: Queryable, ctx: ProjectContext
 }
 
 /**
- * The service, as a guardian of the account (accounts created with defaultGuardian), signs a
- * sponsored operation that calls the account's recovery function directly: the only operation a
- * guardian's signature is valid for.
+ * How the service drives recovery as the account's guardian (accounts created with defaultGuardian). Deployed:
+ * it signs, as guardian, a sponsored operation calling the recovery function directly, the only operation a
+ * guardian's signature is valid for. Not deployed yet (so no guardian on chain), a custodial account's operation
+ * deploys it, makes the service its guardian (recordIntent's first-operation call) and calls the recovery
+ * function in one self-call batch signed with the owner key we hold: an account created recoverable is
+ * recoverable before its first transaction.
  */
-async function guardianSender(db: Queryable, ctx: ProjectContext, id: string): Promise<{ account: AccountRow; chain: ChainConfig; sender: IntentSender }> {
+async function recoveryPlan(db: Queryable, ctx: ProjectContext, id: string, step: "start" | "complete"): Promise<{ account: AccountRow; chain: ChainConfig; sender: IntentSender; deployed: boolean }> {
   const account = await getAccount(db, ctx, id);
   const chain = chainFor(ctx, account.chainId);
   await requireDeployment(chain);
   const guardian = serviceAccount("guardian");
   const code = await onChain(chain, () => publicClient(chain).getCode({ address: account.address as Address }));
-  if (!code || !(await readAccount<boolean>(chain, account, "isGuardian", [guardian.address]))) {
-    throw badRequest(
-      `The service is not a guardian of account ${account.id}${code ? "" : " (it is not deployed yet)"}: recovery through the API needs an account created with defaultGuardian=true and deployed.`,
-      { id: { value: account.id, message: "the service is not its guardian" } },
-    );
+  const notGuardian = (why: string) =>
+    badRequest(`The service is not a guardian of account ${account.id}: ${why}.`, { id: { value: account.id, message: "the service is not its guardian" } });
+  const owner = await playerSender(db, account);
+  if (!code) {
+    if (step === "complete") throw badRequest(`Account ${account.id} has no recovery in progress (it is not deployed yet); start one first.`);
+    if (!account.defaultGuardian) throw notGuardian("recovery through the API needs an account created with defaultGuardian=true");
+    if (!owner.signer) {
+      // Before its first operation the guardian exists only in our records; only the owner's signature puts it on chain.
+      throw notGuardian(
+        "the account is not deployed yet, and the first operation of an account with an external owner (which makes the service its guardian) needs the owner's signature. Send it a transaction intent first",
+      );
+    }
+    return { account, chain, sender: { ...owner, deployed: false }, deployed: false };
   }
-  return { account, chain, sender: { ...(await playerSender(db, account)), deployed: true, signer: guardian } };
+  if (!(await readAccount<boolean>(chain, account, "isGuardian", [guardian.address]))) {
+    throw notGuardian("recovery through the API needs an account created with defaultGuardian=true");
+  }
+  return { account, chain, sender: { ...owner, deployed: true, signer: guardian }, deployed: true };
 }
 
-/** Proposes a new owner; it can take over after the recovery period with enough guardians' signatures. */
+/** Proposes a new owner; it can take over after the recovery period with a strict majority of the guardians' signatures. */
 export async function startRecovery(db: Queryable, ctx: ProjectContext, id: string, input: { newOwnerAddress: Address; policy: string }) {
-  const { account, sender } = await guardianSender(db, ctx, id);
+  const { account, sender, deployed } = await recoveryPlan(db, ctx, id, "start");
   const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "startRecovery", args: [input.newOwnerAddress] });
-  return selfIntent(db, ctx, account, input.policy, "startRecovery", data, { sender, direct: true, args: [input.newOwnerAddress] });
+  return selfIntent(db, ctx, account, input.policy, "startRecovery", data, { sender, direct: deployed, args: [input.newOwnerAddress] });
 }
 
 /**
@@ -89,8 +103,8 @@ export async function startRecovery(db: Queryable, ctx: ProjectContext, id: stri
  * the service adds its own and orders them by signer as the account requires.
  */
 export async function completeRecovery(db: Queryable, ctx: ProjectContext, id: string, input: { newOwnerAddress: Address; policy: string; signatures: Hex[] }) {
-  const { account, chain, sender } = await guardianSender(db, ctx, id);
-  const [newOwner] = await readAccount<readonly [Address, bigint, number]>(chain, account, "getRecovery");
+  const { account, chain, sender } = await recoveryPlan(db, ctx, id, "complete");
+  const [newOwner, , required] = await readAccount<readonly [Address, bigint, number]>(chain, account, "getRecovery");
   if (/^0x0{40}$/.test(newOwner)) throw badRequest(`Account ${account.id} has no recovery in progress; start one first.`);
   if (!isAddressEqual(newOwner, input.newOwnerAddress)) {
     throw badRequest(`The recovery in progress on account ${account.id} is to ${newOwner}, not ${input.newOwnerAddress}.`, {
@@ -109,8 +123,17 @@ export async function completeRecovery(db: Queryable, ctx: ProjectContext, id: s
       }
     }),
   );
-  const all = [...signed.filter((s) => !isAddressEqual(s.signer, guardian.address)), { signer: guardian.address, signature: ours }];
-  all.sort((a, b) => (BigInt(a.signer) < BigInt(b.signer) ? -1 : 1));
-  const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "completeRecovery", args: [all.map((s) => s.signature)] });
-  return selfIntent(db, ctx, account, input.policy, "completeRecovery", data, { sender, direct: true, args: [all.map((s) => s.signature)] });
+  // One signature per signer (the account refuses repeats), ours included once.
+  const bySigner = new Map<string, { signer: Address; signature: Hex }>();
+  for (const s of [...signed, { signer: guardian.address, signature: ours }]) bySigner.set(s.signer.toLowerCase(), s);
+  const all = [...bySigner.values()].sort((a, b) => (BigInt(a.signer) < BigInt(b.signer) ? -1 : 1));
+  if (all.length < required) {
+    throw badRequest(
+      `Completing the recovery of account ${account.id} needs signatures of ${required} guardians (a strict majority); there are ${all.length}, the service's included. Add other guardians' signatures of the account's recoveryHash().`,
+      { signatures: { message: `needs ${required - 1} other guardians' signatures` } },
+    );
+  }
+  const signatures = all.map((s) => s.signature);
+  const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "completeRecovery", args: [signatures] });
+  return selfIntent(db, ctx, account, input.policy, "completeRecovery", data, { sender, direct: true, args: [signatures] });
 }
