@@ -4,11 +4,13 @@ import { deployChains, describeChains, listChains } from "./chains";
 import { closeDb, EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
 import { embeddedOwner } from "@/lib/db/embedded";
 import { AdminCommandError, runAdminCommand, type AdminCommand } from "@/lib/projects/commands";
+import { claimUrl } from "@/lib/projects/claims";
 import type { listProjects, ModeKeys, ProjectWithKeys } from "@/lib/projects/service";
 
 const usage = `Usage:
   npm run cli -- project create --name NAME [--json]
   npm run cli -- project list [--json]
+  npm run cli -- project claim-link [--project PROJECT_ID] [--json]
   npm run cli -- keys roll --project PROJECT_ID [--mode test|live] [--json]
   npm run cli -- chain list [--json]
   npm run cli -- chain deploy [--chain CHAIN_ID] [--json]
@@ -25,6 +27,8 @@ function commandOf(positionals: string[], values: { name?: string; project?: str
       return { command: "project.create", name: values.name };
     case "project list":
       return { command: "project.list" };
+    case "project claim-link":
+      return { command: "project.claimLink", project: values.project };
     case "keys roll": {
       if (!values.project) throw new UsageError("keys roll needs --project PROJECT_ID");
       if (values.mode !== undefined && values.mode !== "test" && values.mode !== "live") throw new UsageError("--mode must be test or live");
@@ -68,6 +72,12 @@ function describe(cmd: AdminCommand, result: unknown): string {
       const projects = result as Awaited<ReturnType<typeof listProjects>>;
       if (projects.length === 0) return "No projects yet.";
       return projects.map((p) => [`${p.id}  ${p.name}`, ...p.keys.map((k) => `  ${k.mode} ${k.kind.padEnd(11)} ${k.key}`)].join("\n")).join("\n");
+    }
+    case "project.claimLink": {
+      // Whoever has a shell on the server is its operator: the link hands them (or whom they give it to) the project.
+      const { project, token } = result as { project: { id: string; name: string }; token: string };
+      const base = process.env.NEXTAUTH_URL ?? `http://${process.env.HOST ?? "127.0.0.1"}:${process.env.PORT ?? "3000"}`;
+      return [`A new one-time link to claim project "${project.name}" (${project.id}); any earlier one no longer works:`, `  ${claimUrl(base, token)}`].join("\n");
     }
     case "keys.roll": {
       const { id, keys } = result as { id: string; keys: Record<string, ModeKeys> };

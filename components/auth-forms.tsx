@@ -13,7 +13,10 @@ import { buttonClass } from "./page";
 /** Signs in with the form's email and password, staying on the page so a refusal can be shown there. */
 const signInWithPassword = (form: FormData) => signIn("credentials", { email: form.get("email"), password: form.get("password"), redirect: false });
 
-export function SignInForm({ providers, initialError }: { providers: { id: string; name: string }[]; initialError?: string }) {
+/** Where to go after signing in: a path of this site only (a claim or invitation link), else the dashboard. */
+const safeNext = (next?: string) => (next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/");
+
+export function SignInForm({ providers, initialError, next }: { providers: { id: string; name: string }[]; initialError?: string; next?: string }) {
   const router = useRouter();
   const [error, setError] = useState<FormState["error"]>(initialError ? { message: initialError } : undefined);
   const [pending, setPending] = useState(false);
@@ -27,7 +30,7 @@ export function SignInForm({ providers, initialError }: { providers: { id: strin
           const form = new FormData(e.currentTarget);
           const checked = await checkSignIn(form);
           const result = checked.ok ? await signInWithPassword(form) : null;
-          if (result?.ok) return router.replace("/");
+          if (result?.ok) return router.replace(safeNext(next));
           setPending(false);
           setError(checked.error ?? { message: "Could not sign you in. Try again." });
         }}
@@ -41,7 +44,7 @@ export function SignInForm({ providers, initialError }: { providers: { id: strin
         </button>
       </form>
       {providers.map((p) => (
-        <button key={p.id} type="button" className={`${buttonClass("secondary")} w-full py-2`} onClick={() => signIn(p.id, { callbackUrl: "/" })}>
+        <button key={p.id} type="button" className={`${buttonClass("secondary")} w-full py-2`} onClick={() => signIn(p.id, { callbackUrl: safeNext(next) })}>
           Continue with {p.name}
         </button>
       ))}
@@ -52,8 +55,14 @@ export function SignInForm({ providers, initialError }: { providers: { id: strin
   );
 }
 
-export function SignUpForm() {
+/**
+ * Sign-up; through a claim link it also takes the printed project, through an invitation it joins
+ * the inviting organization (with the invited email).
+ */
+export function SignUpForm({ claim, invite }: { claim?: string; invite?: { token: string; email: string } } = {}) {
   const router = useRouter();
+  const back = claim ? `/claim/${claim}` : invite ? `/invite/${invite.token}` : null;
+  const signInHref = back ? `/login?next=${encodeURIComponent(back)}` : "/login";
   const [state, setState] = useState<FormState>({});
   const [pending, setPending] = useState(false);
   return (
@@ -74,15 +83,17 @@ export function SignUpForm() {
     >
       <FormFeedback error={state.error} pending={pending}>
         <TextInput label="Your name" name="name" autoComplete="name" />
-        <TextInput label="Email" name="email" type="email" autoComplete="email" required />
+        {claim && <input type="hidden" name="claim" value={claim} />}
+        {invite && <input type="hidden" name="invite" value={invite.token} />}
+        <TextInput label="Email" name="email" type="email" autoComplete="email" required defaultValue={invite?.email} readOnly={Boolean(invite)} />
         <TextInput label="Password" name="password" type="password" autoComplete="new-password" required minLength={10} />
-        <TextInput label="Organization" name="organization" placeholder="Your studio or company" />
+        {!invite && <TextInput label="Organization" name="organization" placeholder="Your studio or company" />}
       </FormFeedback>
       <button type="submit" disabled={pending} className={`${buttonClass()} w-full py-2`}>
         {pending ? "Creating…" : "Create account"}
       </button>
       <p className="text-center text-sm text-slate-600">
-        Already have an account? <Link href="/login" className="font-medium text-indigo-700 hover:underline">Sign in</Link>
+        Already have an account? <Link href={signInHref} className="font-medium text-indigo-700 hover:underline">Sign in</Link>
       </p>
     </form>
   );

@@ -15,6 +15,7 @@ const SECTIONS = [
   ["/reports", "Gas reports"],
   ["/webhooks", "Webhooks"],
   ["/logs", "Request log"],
+  ["/team", "Team"],
 ] as const;
 
 export function ProjectNav({ base }: { base: string }) {

@@ -7,6 +7,8 @@ import { closeDb, getDbHandle } from "@/lib/db/client";
 import { ensureRunner } from "@/inngest/send";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
 import { createdProjectLines } from "@/lib/projects/banner";
+import { claimUrl } from "@/lib/projects/claims";
+import { installClientAddressHook } from "@/lib/http/client-address";
 
 const state = globalThis as unknown as { __booted?: Promise<void> };
 
@@ -18,6 +20,7 @@ export function boot(): Promise<void> {
 
 async function start() {
   const { db, embedded } = await getDbHandle();
+  installClientAddressHook();
   const host = process.env.HOST ?? "127.0.0.1";
   const port = process.env.PORT ?? "3000";
   const base = `http://${host}:${port}`;
@@ -34,6 +37,9 @@ async function start() {
     lines.push(`  Project "${result.project.name}" (${result.project.id}); keys in ${shown("default-project.json")}`);
   } else {
     lines.push(`  Projects and keys: npm run cli -- project list`);
+  }
+  if (result?.claimToken) {
+    lines.push(`  Claim it in the dashboard (a one-time link, shown only now; lost: npm run cli -- project claim-link):`, `    ${claimUrl(process.env.NEXTAUTH_URL ?? base, result.claimToken)}`);
   }
   lines.push(...chainLines);
   console.log(lines.join("\n") + "\n");

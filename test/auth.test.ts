@@ -81,12 +81,15 @@ describe("authentication", () => {
 });
 
 describe("rate limiting", () => {
-  it("answers 429 with Retry-After once a key exceeds its rate, and other keys are unaffected", async () => {
+  it("answers 429 with Retry-After once a project's mode exceeds its rate, and the other mode is unaffected", async () => {
     vi.stubEnv("RATE_LIMIT_PER_SECOND", "5");
     const own = await newProject();
     const results = await Promise.all(Array.from({ length: 25 }, () => call("GET", "/v1/players", { key: own.keys.test.secret })));
     const limited = results.filter((r) => r.status === 429);
-    expect(results.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(10);
+    // A one-second window each; a burst may straddle two of them.
+    const ok = results.filter((r) => r.status === 200).length;
+    expect(ok).toBeGreaterThanOrEqual(5);
+    expect(ok).toBeLessThanOrEqual(10);
     expect(limited.length).toBeGreaterThan(0);
     expectError(limited[0]!, 429, "rate_limit_error");
     expect(Number(limited[0]!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);

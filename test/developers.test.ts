@@ -8,7 +8,7 @@ import { developerProjectScope } from "@/lib/dashboard/context";
 import { checkCredentials, projectsOf, signUp } from "@/lib/developers/service";
 import { signUpInput } from "@/lib/developers/schema";
 import { createPlayer, searchPlayers } from "@/lib/players/service";
-import { activeKeys, createSecretKey, findKey, revokeSecretKey } from "@/lib/projects/service";
+import { activeKeys, createSecretKey, findKey, MAX_SECRET_KEYS_PER_MODE, revokeSecretKey } from "@/lib/projects/service";
 import { listDeliveries, sendTestEvent, setWebhook, webhookSignature } from "@/lib/webhooks/service";
 import { newProject } from "./api";
 
@@ -102,6 +102,23 @@ describe("dashboard queries", () => {
     const last = await findKey(db, extra);
     expect(await revokeSecretKey(db, ctx, last!.keyId)).toBe(false);
     expect(await findKey(db, extra)).not.toBeNull();
+  });
+
+  it("caps active secret keys per mode: a clear 400 past the cap, concurrent creations included", async () => {
+    const db = await getDb();
+    const project = await newProject();
+    const ctx = { projectId: project.id, livemode: false };
+    const made = await Promise.allSettled(Array.from({ length: MAX_SECRET_KEYS_PER_MODE + 2 }, () => createSecretKey(db, ctx)));
+    // One secret key came with the project: the cap leaves room for MAX - 1 more.
+    expect(made.filter((r) => r.status === "fulfilled")).toHaveLength(MAX_SECRET_KEYS_PER_MODE - 1);
+    const refused = made.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ status: 400, message: expect.stringContaining(`${MAX_SECRET_KEYS_PER_MODE} active secret keys`) });
+    expect((await activeKeys(db, ctx)).filter((k) => k.kind === "secret")).toHaveLength(MAX_SECRET_KEYS_PER_MODE);
+    // The other mode has its own; revoking one makes room again.
+    await createSecretKey(db, { ...ctx, livemode: true });
+    const original = await findKey(db, project.keys.test.secret);
+    expect(await revokeSecretKey(db, ctx, original!.keyId)).toBe(true);
+    await createSecretKey(db, ctx);
   });
 
   it("sends a signed test event at once and records the attempt, delivered or not", async () => {

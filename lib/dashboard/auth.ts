@@ -7,6 +7,8 @@ import { getDb } from "@/lib/db/client";
 import { signInInput } from "@/lib/developers/schema";
 import { isLockedOut, recordSignIn } from "@/lib/developers/lockout";
 import { checkCredentials, oauthDeveloper } from "@/lib/developers/service";
+import { clientAddress } from "@/lib/http/client-address";
+import { hit, limits } from "@/lib/http/rate-limit";
 import { masterKey } from "@/lib/keys/encryption";
 
 // Self-hosted behind whatever host name it is reached by: take the origin from the request
@@ -39,10 +41,14 @@ export function authOptions(): NextAuthOptions {
       Credentials({
         name: "Email and password",
         credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
-        async authorize(raw) {
+        async authorize(raw, req) {
           const parsed = signInInput.safeParse(raw);
           if (!parsed.success || isLockedOut(parsed.data.email)) return null;
-          const developer = await checkCredentials(await getDb(), parsed.data.email, parsed.data.password);
+          const db = await getDb();
+          // Per client address, whichever emails are tried (the lock-out is per email).
+          const attempt = await hit(db, `auth:sign-in:${clientAddress(req?.headers)}`, limits.auth());
+          if (!attempt.allowed) return null;
+          const developer = await checkCredentials(db, parsed.data.email, parsed.data.password);
           recordSignIn(parsed.data.email, developer !== null);
           return developer && { id: developer.id, email: developer.email, name: developer.name };
         },

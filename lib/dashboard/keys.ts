@@ -2,6 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { getDb } from "@/lib/db/client";
+import { ApiError } from "@/lib/http/errors";
 import { createSecretKey, revokeSecretKey, rollKeys } from "@/lib/projects/service";
 import { projectScope } from "./context";
 import type { FormState } from "./form-state";
@@ -16,9 +17,14 @@ export async function rollKeysAction(projectId: string, mode: string): Promise<F
 
 export async function createSecretKeyAction(projectId: string, mode: string): Promise<FormState> {
   const scope = await projectScope(projectId, mode);
-  const secret = await createSecretKey(await getDb(), scope.ctx);
-  revalidatePath(scope.base, "layout");
-  return { ok: true, data: { secret } };
+  try {
+    const secret = await createSecretKey(await getDb(), scope.ctx);
+    revalidatePath(scope.base, "layout");
+    return { ok: true, data: { secret } };
+  } catch (err) {
+    if (err instanceof ApiError) return { error: { message: err.message } }; // the cap on active keys
+    throw err;
+  }
 }
 
 export async function revokeSecretKeyAction(projectId: string, mode: string, keyId: string): Promise<FormState> {

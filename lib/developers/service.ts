@@ -1,43 +1,60 @@
-import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { developerIdentities, developers, organizationMembers, organizations, projects } from "@/lib/db/schema";
-import { conflict } from "@/lib/http/errors";
+import { ApiError, badRequest, conflict } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
+import { claimProjectInto } from "@/lib/projects/claims";
 import { createProject } from "@/lib/projects/service";
+import { acceptInviteIn, openInvite } from "./invites";
 import { decoyHash, hashPassword, verifyPassword } from "./password";
 import type { SignUpInput } from "./schema";
 
 export type DeveloperRow = typeof developers.$inferSelect;
 
-// Serializes sign-ups, so exactly one developer is the first and claims the projects made at start.
+// Serializes sign-ups, so two at once with one email get a clear 409 rather than a unique-index error.
 const SIGN_UP_LOCK = 7_253_101;
 
+/** `SIGNUP=closed`: only an invitation (or the claim link of the first start's project) lets someone sign up. */
+export const signUpClosed = () => process.env.SIGNUP?.trim().toLowerCase() === "closed";
+
+/** How a developer came to sign up: through an invitation into an organization, or a project's claim link. */
+export interface SignUpVia {
+  invite?: string;
+  claim?: string;
+}
+
 /**
- * Creates the developer, their organization and its first project. The very first developer
- * instead adopts the projects no organization owns yet: the one printed at first start (and any
- * made with the CLI before), so its keys keep working and show up in their dashboard.
+ * Creates the developer with their organization and its first project, or, through an invitation,
+ * as a member of the inviting organization. Signing up claims no project by itself: the one made
+ * at first start goes to whoever opens its claim link (printed only to whoever started the server).
  */
-async function createDeveloper(db: Queryable, input: { email: string; name?: string | null; passwordHash: string | null; organization?: string }) {
+async function createDeveloper(db: Queryable, input: { email: string; name?: string | null; passwordHash: string | null; organization?: string }, via: SignUpVia = {}) {
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${SIGN_UP_LOCK})`);
+    const invite = via.invite ? await openInvite(tx, via.invite) : null;
+    if (invite && invite.email !== input.email) throw badRequest(`This invitation is for ${invite.email}: sign up with that email.`);
+    if (!invite && !via.claim && signUpClosed()) {
+      throw new ApiError(403, "permission_error", "Sign-up on this server is by invitation only: ask an organization owner for an invitation link.");
+    }
     const [taken] = await tx.select({ id: developers.id }).from(developers).where(eq(developers.email, input.email));
     if (taken) throw conflict("A developer with this email already exists. Sign in instead.");
-    const [{ existing }] = (await tx.select({ existing: count() }).from(developers)) as [{ existing: number }];
     const developer = { id: newId("developer"), email: input.email, name: input.name || null, passwordHash: input.passwordHash };
     await tx.insert(developers).values(developer);
+    if (invite) {
+      await acceptInviteIn(tx, invite, developer.id);
+      return developer;
+    }
     const organizationId = newId("organization");
     await tx.insert(organizations).values({ id: organizationId, name: input.organization || `${input.name || input.email}'s organization` });
     await tx.insert(organizationMembers).values({ organizationId, developerId: developer.id, role: "owner" });
-    const adopted = Number(existing) === 0
-      ? await tx.update(projects).set({ organizationId }).where(isNull(projects.organizationId)).returning({ id: projects.id })
-      : [];
-    if (adopted.length === 0) await createProject(tx, "My first project", organizationId);
+    if (via.claim) await claimProjectInto(tx, via.claim, organizationId);
+    else await createProject(tx, "My first project", organizationId);
     return developer;
   });
 }
 
-export async function signUp(db: Queryable, input: SignUpInput) {
-  return createDeveloper(db, { ...input, passwordHash: await hashPassword(input.password) });
+export async function signUp(db: Queryable, input: SignUpInput, via: SignUpVia = {}) {
+  return createDeveloper(db, { ...input, passwordHash: await hashPassword(input.password) }, via);
 }
 
 /** The developer whose password this is, or null; unknown emails cost as much time as wrong passwords. */

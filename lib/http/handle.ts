@@ -60,7 +60,7 @@ export function handle(op: Operation) {
       requireHttps(request);
       db = await getDb();
       key = await authenticate(db, request, op.auth ?? "secret");
-      takeToken(key.keyId);
+      await takeToken(db, key, op.operationId);
       const project = { projectId: key.projectId, livemode: key.livemode };
       const query = parseBracketParams(url.searchParams);
       const raw = op.method === "GET" || op.method === "DELETE" ? query : { ...query, ...(await readBody(request)) };

@@ -1,33 +1,95 @@
+import { lt, sql } from "drizzle-orm";
+import type { Queryable } from "@/lib/db/client";
+import { rateLimitCounters } from "@/lib/db/schema";
 import { ApiError } from "./errors";
 
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
+/**
+ * Rate limits kept in the database, so every instance behind a load balancer counts into the
+ * same buckets (and PGlite behaves the same way): one fixed-window counter row per bucket and
+ * window, bumped by a single upsert.
+ */
+export interface Limit {
+  /** Requests allowed per window; 0 or less turns the limit off. */
+  max: number;
+  windowMs: number;
 }
 
-const state = globalThis as unknown as { __rateBuckets?: Map<string, Bucket> };
-const buckets = (state.__rateBuckets ??= new Map());
+const envNumber = (name: string, fallback: number) => {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === "" ? fallback : Number(raw);
+  return Number.isFinite(value) ? value : fallback;
+};
+
+/** The limits in force, read at each call so tests (and operators) can change them by environment. */
+export const limits = {
+  /** API requests per project and mode, whichever of its keys they use. */
+  api: (): Limit => ({ max: envNumber("RATE_LIMIT_PER_SECOND", 200), windowMs: 1000 }),
+  /** Intent creation and contract reads (chain work) per project and mode: a share one project cannot exceed. */
+  expensive: (): Limit => ({ max: envNumber("RATE_LIMIT_EXPENSIVE_PER_SECOND", 50), windowMs: 1000 }),
+  /** Sign-in and sign-up attempts per client address. */
+  auth: (): Limit => ({ max: envNumber("RATE_LIMIT_AUTH_PER_MINUTE", 10), windowMs: 60_000 }),
+  /** Other unauthenticated routes (the signing page's endpoints, claim and invite links) per client address. */
+  public: (): Limit => ({ max: envNumber("RATE_LIMIT_PUBLIC_PER_MINUTE", 300), windowMs: 60_000 }),
+};
+
+/** The operations that do chain work (simulation, RPC reads, a relay queued): their own smaller per-project share. */
+const EXPENSIVE_OPERATIONS = new Set([
+  "createTransactionIntent",
+  "signature",
+  "deployAccount",
+  "readContract",
+  "requestTransferOwnership",
+  "cancelTransferOwnership",
+  "startRecovery",
+  "completeRecovery",
+]);
+
+const CLEANUP_EVERY_MS = 60_000;
+const state = globalThis as unknown as { __rateLimitCleanup?: number };
+
+/** Deletes counters whose window has ended, at most once a minute per process, off the request's path. */
+function cleanUp(db: Queryable, now: number) {
+  if (now - (state.__rateLimitCleanup ?? 0) < CLEANUP_EVERY_MS) return;
+  state.__rateLimitCleanup = now;
+  db.delete(rateLimitCounters)
+    .where(lt(rateLimitCounters.expiresAt, now))
+    .catch((err: unknown) => console.error(JSON.stringify({ level: "warn", message: "rate-limit cleanup failed", error: String(err) })));
+}
+
+/** Counts one hit in the bucket; answers whether it is over the limit, and when the window ends. */
+export async function hit(db: Queryable, bucket: string, limit: Limit, now = Date.now()): Promise<{ allowed: boolean; hits: number; retryAfter: number }> {
+  if (!(limit.max > 0)) return { allowed: true, hits: 0, retryAfter: 0 };
+  const windowStart = Math.floor(now / limit.windowMs) * limit.windowMs;
+  const expiresAt = windowStart + limit.windowMs;
+  const [row] = await db
+    .insert(rateLimitCounters)
+    .values({ bucket, windowStart, expiresAt, hits: 1 })
+    .onConflictDoUpdate({ target: [rateLimitCounters.bucket, rateLimitCounters.windowStart], set: { hits: sql`${rateLimitCounters.hits} + 1` } })
+    .returning({ hits: rateLimitCounters.hits });
+  cleanUp(db, now);
+  const hits = row!.hits;
+  return { allowed: hits <= limit.max, hits, retryAfter: Math.max(1, Math.ceil((expiresAt - now) / 1000)) };
+}
+
+const tooMany = (message: string, retryAfter: number) =>
+  new ApiError(429, "rate_limit_error", `${message}; retry after ${retryAfter}s.`, undefined, { "retry-after": String(retryAfter) });
+
+/** Throws a 429 `rate_limit_error` (with Retry-After) once the bucket is over its limit. */
+export async function enforce(db: Queryable, bucket: string, limit: Limit, message: string, now = Date.now()) {
+  const result = await hit(db, bucket, limit, now);
+  if (!result.allowed) throw tooMany(message, result.retryAfter);
+}
 
 /**
- * A token bucket per API key in this process: `RATE_LIMIT_PER_SECOND` requests a second
- * sustained (default 100, 0 turns it off), bursts up to twice that.
+ * The API's limit, per project and mode rather than per key (more keys buy no more requests),
+ * and the smaller share of chain work for the operations that do it.
  */
-export function takeToken(bucketKey: string, now = Date.now()) {
-  const rate = Number(process.env.RATE_LIMIT_PER_SECOND ?? 100);
-  if (!(rate > 0)) return;
-  const capacity = rate * 2;
-  const bucket = buckets.get(bucketKey) ?? { tokens: capacity, updatedAt: now };
-  bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.updatedAt) / 1000) * rate);
-  bucket.updatedAt = now;
-  buckets.set(bucketKey, bucket);
-  if (bucket.tokens < 1) {
-    const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / rate));
-    throw new ApiError(429, "rate_limit_error", `Too many requests with this key; retry after ${retryAfter}s.`, undefined, {
-      "retry-after": String(retryAfter),
-    });
-  }
-  bucket.tokens -= 1;
-  if (buckets.size > 10_000) {
-    for (const [k, b] of buckets) if (now - b.updatedAt > 60_000) buckets.delete(k);
+export async function takeToken(db: Queryable, project: { projectId: string; livemode: boolean }, operationId: string, now = Date.now()) {
+  const scope = `${project.projectId}:${project.livemode ? "live" : "test"}`;
+  const api = limits.api();
+  if (!(api.max > 0)) return; // RATE_LIMIT_PER_SECOND=0 turns the API's limits off, the chain share with them
+  await enforce(db, `api:${scope}`, api, "Too many requests for this project", now);
+  if (EXPENSIVE_OPERATIONS.has(operationId)) {
+    await enforce(db, `chain:${scope}`, limits.expensive(), `Too many ${operationId} requests for this project`, now);
   }
 }

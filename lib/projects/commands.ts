@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
+import { ApiError } from "@/lib/http/errors";
+import { issueClaimToken } from "./claims";
 import { createProject, listProjects, rollKeys } from "./service";
 
 /** What the CLI can do: run directly on the database, or handed to the server that owns the embedded one. */
@@ -7,6 +9,7 @@ export const adminCommand = z.discriminatedUnion("command", [
   z.object({ command: z.literal("project.create"), name: z.string().trim().min(1).max(255) }),
   z.object({ command: z.literal("project.list") }),
   z.object({ command: z.literal("keys.roll"), project: z.string().min(1), modes: z.array(z.enum(["test", "live"])).min(1) }),
+  z.object({ command: z.literal("project.claimLink"), project: z.string().min(1).optional() }),
 ]);
 
 export type AdminCommand = z.infer<typeof adminCommand>;
@@ -19,6 +22,14 @@ export async function runAdminCommand(db: Db, cmd: AdminCommand): Promise<unknow
       return createProject(db, cmd.name);
     case "project.list":
       return listProjects(db);
+    case "project.claimLink": {
+      try {
+        return await issueClaimToken(db, cmd.project);
+      } catch (err) {
+        if (err instanceof ApiError) throw new AdminCommandError(err.message);
+        throw err;
+      }
+    }
     case "keys.roll": {
       const keys: Record<string, unknown> = {};
       for (const mode of cmd.modes) {

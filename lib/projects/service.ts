@@ -1,7 +1,8 @@
 import crypto from "node:crypto";
-import { and, asc, desc, eq, isNull } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { apiKeys, projects } from "@/lib/db/schema";
+import { badRequest } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
 
@@ -27,19 +28,33 @@ export interface ProjectWithKeys {
 const randomKey = (prefix: string) => `${prefix}${crypto.randomUUID()}`;
 const hintOf = (key: string) => `${key.slice(0, 8)}…${key.slice(-4)}`;
 
+/** Active secret keys a mode may have at once: enough to rotate servers one at a time, not a pile of forgotten credentials. */
+export const MAX_SECRET_KEYS_PER_MODE = 10;
+
 /** Another secret key for the mode, beside the current ones (to rotate a server at a time); shown only here. */
 export async function createSecretKey(db: Queryable, ctx: ProjectContext): Promise<string> {
-  const secret = randomKey(`sk_${modeOf(ctx.livemode)}_`);
-  await db.insert(apiKeys).values({
-    id: newId("apiKey"),
-    projectId: ctx.projectId,
-    livemode: ctx.livemode,
-    kind: "secret",
-    hash: sha256(secret),
-    hint: hintOf(secret),
-    encryptedSecret: encrypt(secret, ctx.projectId),
+  return db.transaction(async (tx) => {
+    // The project row's lock serializes concurrent creations, so the cap holds.
+    await tx.select({ id: projects.id }).from(projects).where(eq(projects.id, ctx.projectId)).for("update");
+    const [{ active }] = (await tx
+      .select({ active: count() })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.projectId, ctx.projectId), eq(apiKeys.livemode, ctx.livemode), eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt)))) as [{ active: number }];
+    if (Number(active) >= MAX_SECRET_KEYS_PER_MODE) {
+      throw badRequest(`This mode already has ${MAX_SECRET_KEYS_PER_MODE} active secret keys, the most it may have: revoke one you no longer use first.`);
+    }
+    const secret = randomKey(`sk_${modeOf(ctx.livemode)}_`);
+    await tx.insert(apiKeys).values({
+      id: newId("apiKey"),
+      projectId: ctx.projectId,
+      livemode: ctx.livemode,
+      kind: "secret",
+      hash: sha256(secret),
+      hint: hintOf(secret),
+      encryptedSecret: encrypt(secret, ctx.projectId),
+    });
+    return secret;
   });
-  return secret;
 }
 
 /** Revokes one secret key of the mode, unless it is the last one (webhooks are signed with it). */

@@ -2,6 +2,8 @@ import { getDb, type Db } from "@/lib/db/client";
 import { requireHttps } from "@/lib/http/auth";
 import { readBody } from "@/lib/http/body";
 import { errorResponse, jsonResponse } from "@/lib/http/handle";
+import { clientAddress } from "@/lib/http/client-address";
+import { enforce, limits } from "@/lib/http/rate-limit";
 import { newId } from "@/lib/ids";
 import { linkStatus, submitLinkSignature, tokenOf } from "./service";
 
@@ -13,7 +15,10 @@ function tokenRoute(run: (db: Db, request: Request, id: string) => Promise<unkno
     try {
       requireHttps(request);
       const { id } = await route.params;
-      return jsonResponse(await run(await getDb(), request, id));
+      const db = await getDb();
+      // Unauthenticated but for the link's token: limited per client address, in the database all instances share.
+      await enforce(db, `public:${clientAddress(request.headers)}`, limits.public(), "Too many requests from your address");
+      return jsonResponse(await run(db, request, id));
     } catch (err) {
       return errorResponse(err, newId("request"));
     }

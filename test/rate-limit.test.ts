@@ -1,0 +1,165 @@
+import crypto from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { drizzle } from "drizzle-orm/postgres-js";
+import { eq, like } from "drizzle-orm";
+import postgres from "postgres";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { getDb, type Db } from "@/lib/db/client";
+import * as schema from "@/lib/db/schema";
+import { rateLimitCounters } from "@/lib/db/schema";
+import { clientAddress, installClientAddressHook } from "@/lib/http/client-address";
+import { hit, takeToken } from "@/lib/http/rate-limit";
+import { createSecretKey } from "@/lib/projects/service";
+import { call, expectError, newProject } from "./api";
+
+const bucket = () => `test:${crypto.randomUUID()}`;
+const ip = () => `203.0.113.${crypto.randomInt(1, 255)}-${crypto.randomUUID().slice(0, 8)}`;
+
+beforeAll(async () => {
+  await getDb();
+});
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe("the shared limiter", () => {
+  it("counts in the database: a window's hits, a new window starting from one", async () => {
+    const db = await getDb();
+    const key = bucket();
+    const limit = { max: 3, windowMs: 1000 };
+    const now = 1_700_000_000_000;
+    const results = await Promise.all(Array.from({ length: 5 }, () => hit(db, key, limit, now)));
+    expect(results.map((r) => r.allowed).sort()).toEqual([false, false, true, true, true]);
+    expect(results.map((r) => r.hits).sort()).toEqual([1, 2, 3, 4, 5]);
+    const [row] = await db.select().from(rateLimitCounters).where(eq(rateLimitCounters.bucket, key));
+    expect(row).toMatchObject({ windowStart: now, expiresAt: now + 1000, hits: 5 });
+    expect(await hit(db, key, limit, now + 1000)).toMatchObject({ allowed: true, hits: 1 });
+    expect(await hit(db, key, { max: 0, windowMs: 1000 }, now)).toMatchObject({ allowed: true });
+  });
+
+  it("holds across instances: two database clients count into one bucket", async () => {
+    const db = await getDb();
+    const key = bucket();
+    const limit = { max: 4, windowMs: 60_000 };
+    const now = Date.now();
+    // A second instance: its own connection pool to the same PostgreSQL. (PGlite is one process's
+    // database by design, so there the test shows the count is the database's, not the process's.)
+    const other = process.env.DATABASE_URL ? postgres(process.env.DATABASE_URL, { max: 2, onnotice: () => {} }) : null;
+    const second = other ? (drizzle(other, { schema, casing: "snake_case" }) as unknown as Db) : db;
+    try {
+      const results = await Promise.all([hit(db, key, limit, now), hit(second, key, limit, now), hit(db, key, limit, now), hit(second, key, limit, now), hit(second, key, limit, now)]);
+      expect(results.filter((r) => r.allowed)).toHaveLength(4);
+      const [row] = await second.select({ hits: rateLimitCounters.hits }).from(rateLimitCounters).where(eq(rateLimitCounters.bucket, key));
+      expect(row!.hits).toBe(5);
+    } finally {
+      await other?.end();
+    }
+  });
+
+  it("deletes counters whose window has ended", async () => {
+    const db = await getDb();
+    const key = bucket();
+    await hit(db, key, { max: 10, windowMs: 1000 }, 1_000_000);
+    (globalThis as { __rateLimitCleanup?: number }).__rateLimitCleanup = 0;
+    await hit(db, bucket(), { max: 10, windowMs: 1000 });
+    await vi.waitFor(async () => expect(await db.select().from(rateLimitCounters).where(eq(rateLimitCounters.bucket, key))).toEqual([]));
+  });
+});
+
+describe("API limits", () => {
+  it("two keys of one project share one allowance (more keys buy no more requests)", async () => {
+    vi.stubEnv("RATE_LIMIT_PER_SECOND", "5");
+    const db = await getDb();
+    const project = await newProject();
+    const extra = await createSecretKey(db, { projectId: project.id, livemode: false });
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => call("GET", "/v1/players", { key: i % 2 ? extra : project.keys.test.secret })),
+    );
+    // A burst may straddle two one-second windows: at most 2 × 5 get through, whichever key.
+    const ok = results.filter((r) => r.status === 200).length;
+    expect(ok).toBeGreaterThanOrEqual(5);
+    expect(ok).toBeLessThanOrEqual(10);
+    const limited = results.find((r) => r.status === 429)!;
+    expect(expectError(limited, 429, "rate_limit_error").message).toMatch(/this project/);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // The other mode and other projects have allowances of their own.
+    expect((await call("GET", "/v1/players", { key: project.keys.live.secret })).status).toBe(200);
+    expect((await call("GET", "/v1/players", { key: (await newProject()).keys.test.secret })).status).toBe(200);
+  });
+
+  it("chain work (intents, contract reads) has a smaller share of its own per project", async () => {
+    vi.stubEnv("RATE_LIMIT_PER_SECOND", "100");
+    vi.stubEnv("RATE_LIMIT_EXPENSIVE_PER_SECOND", "2");
+    const db = await getDb();
+    const project = { projectId: `pro_${crypto.randomUUID()}`, livemode: false };
+    const now = 1_800_000_000_000;
+    await takeToken(db, project, "createTransactionIntent", now);
+    await takeToken(db, project, "readContract", now);
+    await expect(takeToken(db, project, "createTransactionIntent", now)).rejects.toMatchObject({ status: 429, type: "rate_limit_error" });
+    // Other operations still pass: the share caps chain work only.
+    await takeToken(db, project, "getPlayers", now);
+    await takeToken(db, { ...project, projectId: `pro_${crypto.randomUUID()}` }, "createTransactionIntent", now);
+    vi.stubEnv("RATE_LIMIT_PER_SECOND", "0");
+    await takeToken(db, project, "createTransactionIntent", now); // 0 turns the API's limits off
+  });
+});
+
+describe("unauthenticated routes, per client address", () => {
+  it("limits the signing routes per address, whatever link is used", async () => {
+    vi.stubEnv("RATE_LIMIT_PUBLIC_PER_MINUTE", "3");
+    const { GET } = await import("@/app/sign/[id]/status/route");
+    const from = ip();
+    const ask = (address: string) =>
+      GET(new Request(`http://127.0.0.1:3000/sign/tin_${crypto.randomUUID()}/status?t=bad`, { headers: { "x-forwarded-for": address } }), {
+        params: Promise.resolve({ id: `tin_${crypto.randomUUID()}` }),
+      });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await ask(from)).status);
+    expect(statuses.slice(0, 3).every((s) => s !== 429)).toBe(true);
+    expect(statuses[3]).toBe(429);
+    expect((await ask(ip())).status).not.toBe(429);
+  });
+
+  it("takes the address from the socket, or from X-Forwarded-For's trusted end with TRUST_PROXY", () => {
+    expect(clientAddress(new Headers({ "x-forwarded-for": "10.0.0.1" }))).toBe("10.0.0.1");
+    expect(clientAddress({ "x-forwarded-for": "1.1.1.1, 10.0.0.1" })).toBe("10.0.0.1");
+    vi.stubEnv("TRUST_PROXY", "2");
+    expect(clientAddress(new Headers({ "x-forwarded-for": "forged, 198.51.100.7, 10.0.0.2" }))).toBe("198.51.100.7");
+    expect(clientAddress(undefined)).toBe("unknown");
+  });
+
+  it("drops a client's own X-Forwarded-For on arrival unless TRUST_PROXY is set", async () => {
+    installClientAddressHook();
+    const seen: (string | undefined)[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req.headers["x-forwarded-for"] as string | undefined);
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      await fetch(url, { headers: { "x-forwarded-for": "6.6.6.6" } });
+      vi.stubEnv("TRUST_PROXY", "1");
+      await fetch(url, { headers: { "x-forwarded-for": "7.7.7.7" } });
+    } finally {
+      server.close();
+    }
+    expect(seen).toEqual([undefined, "7.7.7.7"]);
+  });
+});
+
+describe("counters stay small", () => {
+  it("keys buckets by project and mode, not by key", async () => {
+    vi.stubEnv("RATE_LIMIT_PER_SECOND", "1000");
+    const db = await getDb();
+    const project = await newProject();
+    const extra = await createSecretKey(db, { projectId: project.id, livemode: false });
+    await call("GET", "/v1/players", { key: project.keys.test.secret });
+    await call("GET", "/v1/players", { key: extra });
+    const rows = await db.select().from(rateLimitCounters).where(like(rateLimitCounters.bucket, `%${project.id}%`));
+    expect(rows.map((r) => r.bucket)).toEqual(rows.map(() => `api:${project.id}:test`));
+    expect(rows.reduce((sum, r) => sum + r.hits, 0)).toBe(2);
+  });
+});
