@@ -23,8 +23,8 @@ failOnConsoleErrors(() => consoleErrors);
 
 const openSection = (name: string) => openSectionOf(page, name);
 
-test("sign up: the first developer owns the project printed at start", async () => {
-  state.base = await signUp(page, alice);
+test("sign up through the claim link printed at start: the developer owns that project", async () => {
+  state.base = await signUp(page, alice, process.env.E2E_CLAIM_URL!);
   await expect(page.getByRole("heading", { name: "Default project" })).toBeVisible();
   await expect(page.getByText("Get started")).toBeVisible();
   await screenshot(page, "01-overview");
@@ -34,6 +34,26 @@ test("sign up: the first developer owns the project printed at start", async () 
   await api(process.env.E2E_PRINTED_SECRET!, "POST", "/v1/players", { name: "Printed-key player" });
   await openSection("Players");
   await expect(page.getByRole("link", { name: "Printed-key player" })).toBeVisible();
+});
+
+test("the claim link works once; the owner invites a developer, who signs up into the organization", async ({ browser }) => {
+  const { page: other, errors } = await newPage(browser);
+  await other.goto(process.env.E2E_CLAIM_URL!);
+  await expect(other.getByRole("heading", { name: "This claim link does not work" })).toBeVisible();
+  await openSection("Team");
+  const erin = { name: "Erin Developer", email: `erin-${stamp}@example.com`, password: "yet another passphrase" };
+  await page.getByLabel("Email to invite").fill(erin.email);
+  await page.getByRole("button", { name: "Create invitation" }).click();
+  const link = (await page.getByTestId("invite-link").textContent())!;
+  expect(link).toMatch(/\/invite\/[\w-]{43}$/);
+  await screenshot(page, "03-team");
+  // The invited developer signs up with the invited email, into Alice's organization and its project.
+  expect(await signUp(other, erin, link)).toBe(state.base);
+  await expect(other.getByRole("heading", { name: "Default project" })).toBeVisible();
+  expect(errors).toEqual([]);
+  await other.context().close();
+  await page.reload();
+  await expect(page.getByText(erin.email)).toBeVisible();
 });
 
 test("sign out, a wrong password, and sign in again", async () => {

@@ -151,11 +151,15 @@ export async function injectWallet(page: Page, privateKey: Hex) {
   return account;
 }
 
-/** Signs up through the page, as a new developer would. */
-export async function signUp(page: Page, developer: { name: string; email: string; password: string; organization?: string }) {
-  await page.goto(`${baseUrl()}/signup`);
+/**
+ * Signs up through the page, as a new developer would: on /signup, or on the page of a claim or
+ * invitation link (`from`), whose form fills the email itself for an invitation.
+ */
+export async function signUp(page: Page, developer: { name: string; email: string; password: string; organization?: string }, from = `${baseUrl()}/signup`) {
+  await page.goto(from);
   await page.getByLabel("Your name").fill(developer.name);
-  await page.getByLabel("Email").fill(developer.email);
+  const email = page.getByLabel("Email");
+  if (await email.isEditable()) await email.fill(developer.email);
   await page.getByLabel("Password").fill(developer.password);
   if (developer.organization) await page.getByLabel("Organization").fill(developer.organization);
   await page.getByRole("button", { name: "Create account" }).click();

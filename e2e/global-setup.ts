@@ -5,17 +5,21 @@ import { startServer } from "../test/server";
  * fresh data dir, which starts anvil with our contracts and creates the printed project.
  */
 export default async function globalSetup() {
-  const env: Record<string, string> = { RATE_LIMIT_PER_SECOND: "0" };
+  // Every browser here comes from 127.0.0.1: per-address limits sized for the suite, not for one person.
+  const env: Record<string, string> = { RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_AUTH_PER_MINUTE: "1000", RATE_LIMIT_PUBLIC_PER_MINUTE: "0" };
   // The e2e suite is about the embedded default: PGlite, whatever the vitest run used.
   delete process.env.DATABASE_URL;
   const server = await startServer(env);
   const anvilPort = server.output().match(/31337 test .*\(port (\d+)\)/)?.[1];
   if (!anvilPort) throw new Error(`no anvil port in the server's output:\n${server.output()}`);
-  // The project printed at first start, whose keys the first developer to sign up inherits.
+  // The project printed at first start, whose keys go to whoever opens the claim link printed with it.
   const printedSecret = server.output().match(/test {2}publishable \S+\s+secret\s+(sk_test_\S+)/)?.[1];
   if (!printedSecret) throw new Error(`no printed project in the server's output:\n${server.output()}`);
   process.env.E2E_BASE_URL = server.url;
   process.env.E2E_PRINTED_SECRET = printedSecret;
+  const claimUrl = server.output().match(/Claim it in the dashboard[^\n]*\n\s+(http\S+\/claim\/\S+)/)?.[1];
+  if (!claimUrl) throw new Error(`no claim link in the server's output:\n${server.output()}`);
+  process.env.E2E_CLAIM_URL = claimUrl;
   process.env.E2E_RPC_URL = `http://127.0.0.1:${anvilPort}`;
   return async () => {
     await server.stop();

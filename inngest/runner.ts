@@ -6,7 +6,7 @@ import { ServerTiming } from "inngest/internals";
 import { StepMode } from "inngest/types";
 import type { Db } from "@/lib/db/client";
 import { errorText } from "@/lib/redact";
-import { functionRuns } from "@/lib/db/schema";
+import { functionRuns, transactionIntents } from "@/lib/db/schema";
 import { inngest, usesInngestServer } from "./client";
 
 type AnyFunction = InngestFunction.Any;
@@ -32,6 +32,12 @@ export interface RunnerOptions {
   leaseMs?: number;
   /** First retry delay; doubles per attempt up to a minute. */
   retryBaseMs?: number;
+  /**
+   * Runs of one project (its intents' relays, webhooks, expiries) executing at once, across
+   * instances: the rest of the slots stay for other projects. Default: three quarters of
+   * `concurrency`, or RUNNER_PROJECT_SHARE.
+   */
+  projectShare?: number;
   /**
    * This process is the database's only user (embedded PGlite): runs another process left
    * "running" belong to a process that is gone, so they are taken at once instead of after the lease.
@@ -102,7 +108,10 @@ export class EmbeddedRunner {
     this.byId = new Map(functions.map((fn) => [functionId(fn), fn]));
     for (const fn of functions) for (const name of triggerEvents(fn)) this.byEvent.set(name, [...(this.byEvent.get(name) ?? []), fn]);
     this.crons = functions.flatMap((fn) => cronTriggers(fn).map((cron) => ({ fn, cron, scheduled: 0 })));
-    this.opts = { pollMs: 500, concurrency: 16, leaseMs: 60_000, retryBaseMs: 1_000, exclusive: false, ...options };
+    const concurrency = options.concurrency ?? 16;
+    const share = Number(process.env.RUNNER_PROJECT_SHARE);
+    const projectShare = Number.isInteger(share) && share > 0 ? share : Math.ceil((concurrency * 3) / 4);
+    this.opts = { pollMs: 500, concurrency, leaseMs: 60_000, retryBaseMs: 1_000, exclusive: false, ...options, projectShare: options.projectShare ?? projectShare };
   }
 
   /** Stores one run per triggered function (deduplicated by event id) and wakes the runner. */
@@ -196,28 +205,58 @@ export class EmbeddedRunner {
     }
   }
 
+  /**
+   * Claims up to `limit` due runs, fairly across projects: each project's due runs are ranked
+   * oldest first, a project's rank adding to the runs it already has in flight (in any instance),
+   * and no project gets more than its share at once. So one project's thousand queued relays take
+   * turns with another's single one instead of holding every slot. Two instances picking the same
+   * run is settled by the update, which takes only runs still unleased.
+   */
   private async claim(limit: number): Promise<RunRow[]> {
     const ids = [...this.byId.keys()];
     const lease = `${this.opts.leaseMs} milliseconds`;
+    // The project a run works for: named by its event, or the intent it is about; any other run is its own.
+    const onIntent = eq(transactionIntents.id, sql`${functionRuns.event}->'data'->>'intentId'`);
+    const share = sql<string>`coalesce(${functionRuns.event}->'data'->>'projectId', ${transactionIntents.projectId}, ${functionRuns.id})`;
+    const unleased = sql`(${functionRuns.lockedUntil} is null or ${functionRuns.lockedUntil} < now())`;
     const due = this.db
-      .select({ id: functionRuns.id })
+      .select({
+        id: functionRuns.id,
+        runAt: functionRuns.runAt,
+        share: share.as("share"),
+        turn: sql<number>`row_number() over (partition by ${share} order by ${functionRuns.runAt})`.as("turn"),
+      })
       .from(functionRuns)
+      .leftJoin(transactionIntents, onIntent)
       .where(
         and(
           inArray(functionRuns.status, ["queued", "running"]),
           inArray(functionRuns.functionId, ids),
           sql`${functionRuns.runAt} <= now()`,
-          sql`(${functionRuns.lockedUntil} is null or ${functionRuns.lockedUntil} < now())`,
+          unleased,
           this.executing.size ? notInArray(functionRuns.id, [...this.executing]) : undefined,
         ),
       )
-      .orderBy(functionRuns.runAt)
-      .limit(limit)
-      .for("update", { skipLocked: true });
+      .as("due");
+    const busy = this.db
+      .select({ share: share.as("busy_share"), running: sql<number>`count(*)`.as("running") })
+      .from(functionRuns)
+      .leftJoin(transactionIntents, onIntent)
+      .where(and(eq(functionRuns.status, "running"), sql`${functionRuns.lockedUntil} >= now()`))
+      .groupBy(share)
+      .as("busy");
+    const rank = sql`${due.turn} + coalesce(${busy.running}, 0)`;
+    const picked = this.db
+      .select({ id: due.id })
+      .from(due)
+      .leftJoin(busy, eq(busy.share, due.share))
+      .where(sql`${rank} <= ${this.opts.projectShare}`)
+      .orderBy(rank, due.runAt)
+      .limit(limit);
     return this.db
       .update(functionRuns)
       .set({ status: "running", lockedUntil: sql`now() + ${lease}::interval`, updatedAt: sql`now()` })
-      .where(inArray(functionRuns.id, due))
+      .where(and(inArray(functionRuns.id, picked), inArray(functionRuns.status, ["queued", "running"]), unleased))
       .returning();
   }
 
