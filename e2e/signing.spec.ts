@@ -140,13 +140,14 @@ test("the page shows every call the operation carries: the service made guardian
   const { page } = await openPage(browser, ownerKey);
   await page.goto(intent.nextAction.payload.signingUrl);
   const calls = page.getByTestId("sign-calls").getByTestId("sign-call");
-  await expect(calls).toHaveCount(4);
-  await expect(calls.nth(0)).toContainText(`Deploys your account (${account.address}), owned by ${owner.address}`);
-  await expect(calls.nth(1)).toHaveAttribute("data-kind", "guardian");
-  await expect(calls.nth(1)).toContainText(/Adds the service \(0x[0-9a-fA-F]{40}\) as a guardian of your account: it can help recover the account if you lose your key/);
-  await expect(calls.nth(2)).toContainText("Calls mint on Gem token");
-  await expect(calls.nth(3)).toHaveAttribute("data-kind", "token_charge");
-  await expect(calls.nth(3)).toContainText(`Pays 5 GEM to the project (${collector}) for gas`);
+  await expect(calls).toHaveCount(3);
+  // The factory deploys the account with the service as guardian: one step.
+  await expect(calls.nth(0)).toHaveAttribute("data-kind", "deployment");
+  await expect(calls.nth(0)).toContainText(`Deploys your account (${account.address}), owned by ${owner.address}, with the service (`);
+  await expect(calls.nth(0)).toContainText(/with the service \(0x[0-9a-fA-F]{40}\) as guardian: it can help recover the account if you lose your key/);
+  await expect(calls.nth(1)).toContainText("Calls mint on Gem token");
+  await expect(calls.nth(2)).toHaveAttribute("data-kind", "token_charge");
+  await expect(calls.nth(2)).toContainText(`Pays 5 GEM to the project (${collector}) for gas`);
   // The developer declared one interaction; the page says the steps above are what is signed.
   await expect(page.getByTestId("sign-interactions")).toContainText("As the developer described it (1 interaction)");
   await screenshot(page, "43-sign-guardian-charge");

@@ -1,7 +1,12 @@
-import { encodeFunctionData, toHex, type Address, type Hex } from "viem";
+import { eq } from "drizzle-orm";
+import { decodeFunctionData, encodeFunctionData, slice, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { beforeAll, describe, expect, it } from "vitest";
-import { smartAccountAbi } from "@/contracts/artifacts";
+import { accountFactoryAbi, smartAccountAbi } from "@/contracts/artifacts";
+import { accountSalt } from "@/lib/chain/accounts";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import { getDb } from "@/lib/db/client";
+import { transactionIntents } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
 import { serviceAccount } from "@/lib/keys/service-keys";
@@ -168,12 +173,55 @@ describe("social recovery through the service as guardian", () => {
     expect(expectError(stale, 400).message).toMatch(/no recovery in progress/);
   }, 90_000);
 
-  it("cannot start before the first operation of an account with an external owner", async () => {
+  it("recovers an undeployed account with an external owner (who lost the key): the guardian's op deploys it with the service as guardian", async () => {
+    const key = project.keys.live.secret;
+    const chainId = 31339;
+    const policy = await selfPolicy(key, chainId);
+    const lost = privateKeyToAccount(generatePrivateKey());
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId, externalOwnerAddress: lost.address, defaultGuardian: true } });
+    // The address is the factory's for this owner, salt and the service as guardian.
+    const guardian = serviceAccount("guardian").address;
+    const factory = { address: serviceDeployment().accountFactory, abi: accountFactoryAbi } as const;
+    const predicted = await clientOf(chainId).readContract({ ...factory, functionName: "getAddressWithGuardian", args: [lost.address, guardian, accountSalt(account.player.id)] });
+    expect(account.address).toBe(predicted);
+    expect(await clientOf(chainId).getCode({ address: account.address })).toBeUndefined();
+
+    const newOwner = privateKeyToAccount(generatePrivateKey()).address;
+    const started = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    // One operation, signed by the service as guardian: the factory call and startRecovery itself, nothing for the owner to sign.
+    expect(started.body.nextAction).toBeUndefined();
+    const [intent] = await (await getDb()).select().from(transactionIntents).where(eq(transactionIntents.id, started.body.id));
+    const op = intent!.userOperation;
+    expect(decodeFunctionData({ abi: accountFactoryAbi, data: slice(op.initCode as Hex, 20) })).toMatchObject({ functionName: "createAccountWithGuardian", args: [lost.address, guardian, accountSalt(account.player.id)] });
+    expect(decodeFunctionData({ abi: smartAccountAbi, data: op.callData as Hex })).toMatchObject({ functionName: "startRecovery", args: [newOwner] });
+    expect((await waitForLanding(key, started.body.id)).response.status).toBe(1);
+    expect(await read(chainId, account.address, "owner")).toBe(lost.address);
+    expect(await read(chainId, account.address, "getGuardians")).toEqual([guardian]);
+    expect((await read<[Address, bigint, number]>(chainId, account.address, "getRecovery"))[0]).toBe(newOwner);
+
+    await afterRecoveryPeriod(chainId);
+    const completed = await call("POST", `/v1/accounts/${account.id}/complete_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } });
+    expect(completed.status, JSON.stringify(completed.body)).toBe(200);
+    expect((await waitForLanding(key, completed.body.id)).response.status).toBe(1);
+    expect(await read(chainId, account.address, "owner")).toBe(newOwner);
+    expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ deployed: true, ownerAddress: newOwner });
+  }, 90_000);
+
+  it("deploys an external owner's account with the service as guardian through its first transaction, whose calls are only the owner's", async () => {
     const key = project.keys.test.secret;
     const policy = await selfPolicy(key, 31337);
     const owner = privateKeyToAccount(generatePrivateKey());
     const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, externalOwnerAddress: owner.address, defaultGuardian: true } });
-    const res = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: privateKeyToAccount(generatePrivateKey()).address, policy: policy.id } });
-    expect(expectError(res, 400).message).toMatch(/not deployed yet.*owner's signature/);
-  }, 30_000);
+    const friend = privateKeyToAccount(generatePrivateKey()).address;
+    const addFriend = encodeFunctionData({ abi: smartAccountAbi, functionName: "addGuardian", args: [friend] });
+    const res = await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy: policy.id, interactions: [{ to: account.address, data: addFriend }] } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [intent] = await (await getDb()).select().from(transactionIntents).where(eq(transactionIntents.id, res.body.id));
+    expect(decodeFunctionData({ abi: smartAccountAbi, data: intent!.userOperation.callData as Hex })).toMatchObject({ functionName: "execute", args: [account.address, 0n, addFriend] });
+    const signature = await owner.signMessage({ message: { raw: res.body.nextAction.payload.userOperationHash } });
+    await call("POST", `/v1/transaction_intents/${res.body.id}/signature`, { key, json: { signature } });
+    expect((await waitForLanding(key, res.body.id)).response.status).toBe(1);
+    expect(await read(31337, account.address, "getGuardians")).toEqual([serviceAccount("guardian").address, friend]);
+  }, 60_000);
 });

@@ -85,6 +85,22 @@ describe("creating accounts", () => {
     expect(other.address).not.toBe(a.address);
   });
 
+  it("gives a defaultGuardian account the factory's address for its owner, salt and the service as guardian, the same on every chain", async () => {
+    const { accountSalt } = await import("@/lib/chain/accounts");
+    const { serviceAccount } = await import("@/lib/keys/service-keys");
+    const player = await newPlayer();
+    const a = (await createAccount({ chainId: 31337, player, defaultGuardian: true })).body;
+    const b = (await createAccount({ chainId: 31338, player, defaultGuardian: true })).body;
+    expect(b.address).toBe(a.address);
+    const args = [a.ownerAddress, serviceAccount("guardian").address, accountSalt(player)] as const;
+    const factory = { address: serviceDeployment().accountFactory, abi: accountFactoryAbi } as const;
+    for (const chainId of [31337, 31338]) {
+      expect(await clientOf(chainId).readContract({ ...factory, functionName: "getAddressWithGuardian", args })).toBe(a.address);
+    }
+    // Without the guardian the same owner and salt are another account.
+    expect(await clientOf(31337).readContract({ ...factory, functionName: "getAddress", args: [a.ownerAddress, accountSalt(player)] })).not.toBe(a.address);
+  });
+
   it("deploys at exactly the counterfactual address, on each chain", async () => {
     const player = await newPlayer();
     const accounts = [(await createAccount({ chainId: 31337, player })).body, (await createAccount({ chainId: 31338, player })).body];
@@ -290,22 +306,24 @@ describe("sign_payload", () => {
     }
   });
 
-  it("wraps the signature of a not-yet-deployed account in ERC-6492, which verifiers accept", async () => {
-    const { body: account } = await createAccount({ chainId: 31338 });
-    const res = await call("POST", `/v1/accounts/${account.id}/sign_payload`, { key, json: MAIL });
-    expect(res.status).toBe(200);
-    expect(res.body.signature.endsWith("6492649264926492649264926492649264926492649264926492649264926492")).toBe(true);
-    const valid = await clientOf(31338).verifyTypedData({
-      address: account.address,
-      domain: MAIL.domain as never,
-      types: MAIL.types,
-      primaryType: "Mail",
-      message: MAIL.value,
-      signature: res.body.signature,
-    });
-    expect(valid).toBe(true);
-    // the account stays counterfactual: verification simulated the deployment only
-    expect(await clientOf(31338).getCode({ address: account.address })).toBeUndefined();
+  it("wraps the signature of a not-yet-deployed account in ERC-6492, which verifiers accept (with or without a built-in guardian)", async () => {
+    for (const defaultGuardian of [false, true]) {
+      const { body: account } = await createAccount({ chainId: 31338, defaultGuardian });
+      const res = await call("POST", `/v1/accounts/${account.id}/sign_payload`, { key, json: MAIL });
+      expect(res.status).toBe(200);
+      expect(res.body.signature.endsWith("6492649264926492649264926492649264926492649264926492649264926492")).toBe(true);
+      const valid = await clientOf(31338).verifyTypedData({
+        address: account.address,
+        domain: MAIL.domain as never,
+        types: MAIL.types,
+        primaryType: "Mail",
+        message: MAIL.value,
+        signature: res.body.signature,
+      });
+      expect(valid, `defaultGuardian ${defaultGuardian}`).toBe(true);
+      // the account stays counterfactual: verification simulated the deployment only
+      expect(await clientOf(31338).getCode({ address: account.address })).toBeUndefined();
+    }
   });
 
   it("refuses non-custodial accounts, a mismatching hash and malformed typed data, with 400s", async () => {

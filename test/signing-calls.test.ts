@@ -46,16 +46,16 @@ describe("the signing page's calls, on an operation the service built", () => {
     const collector = developerAccounts.data[0].address as Address;
     const guardian = serviceAccount("guardian").address;
     expect(page.view.interactions).toHaveLength(1);
+    // The factory deploys the account with the service as guardian: one step, said in words.
     expect(page.view.calls.map((c) => [c.kind, c.summary])).toEqual([
-      ["deployment", `Deploys your account (${account.address}), owned by ${owner.address}`],
-      ["guardian", `Adds the service (${guardian}) as a guardian of your account: it can help recover the account if you lose your key`],
+      ["deployment", `Deploys your account (${account.address}), owned by ${owner.address}, with the service (${guardian}) as guardian: it can help recover the account if you lose your key`],
       ["contract", "Calls mint on Gold"],
       ["token_charge", `Pays 5 GOLD to the project (${collector}) for gas`],
     ]);
-    expect(page.view.calls[0]).toMatchObject({ to: serviceDeployment().accountFactory, functionName: "createAccount" });
-    expect(page.view.calls[1]).toMatchObject({ to: account.address, functionName: "addGuardian", args: JSON.stringify([guardian]), attention: true, value: "0 ETH" });
-    expect(page.view.calls[2]).toMatchObject({ to: token.address, contract: { id: token.id, name: "Gold" }, args: JSON.stringify([account.address, "1000"]) });
-    expect(page.view.calls[3]).toMatchObject({ to: token.address, functionName: "transfer", args: JSON.stringify([collector, parseEther("5").toString()]), selector: "0xa9059cbb" });
+    expect(page.view.calls[0]).toMatchObject({ to: serviceDeployment().accountFactory, functionName: "createAccountWithGuardian", attention: true, value: "0 ETH" });
+    expect(JSON.parse(page.view.calls[0]!.args!).slice(0, 2)).toEqual([owner.address, guardian]);
+    expect(page.view.calls[1]).toMatchObject({ to: token.address, contract: { id: token.id, name: "Gold" }, args: JSON.stringify([account.address, "1000"]) });
+    expect(page.view.calls[2]).toMatchObject({ to: token.address, functionName: "transfer", args: JSON.stringify([collector, parseEther("5").toString()]), selector: "0xa9059cbb" });
 
     // Signed and landed, the op did what the page said.
     const signature = await owner.signMessage({ message: { raw: intent.userOperationHash as Hex } });
@@ -107,6 +107,19 @@ describe("decoding an operation", () => {
     ]);
     expect(calls[3]).toMatchObject({ to: target, value: "0.000000000000000007 ETH", selector: "0xdeadbeef", data: unknown, functionName: null });
     expect(calls[1]).toMatchObject({ to: account, functionName: "addGuardian", data: self("addGuardian", [stranger]) });
+  });
+
+  it("says which guardian our factory builds into the account it deploys", () => {
+    const [owner, stranger] = [random(), random()];
+    const salt = `0x${"00".repeat(32)}` as Hex;
+    const deploy = (guardian: Address) =>
+      `${ctx.accountFactory}${encodeFunctionData({ abi: accountFactoryAbi, functionName: "createAccountWithGuardian", args: [owner, guardian, salt] }).slice(2)}` as Hex;
+    expect(describeOperation(ctx, { initCode: deploy(stranger), callData: "0x" })).toMatchObject([
+      { kind: "deployment", attention: true, summary: `Deploys your account (${account}), owned by ${owner}, with ${stranger} as guardian: it can help recover the account if you lose your key` },
+    ]);
+    expect(describeOperation(ctx, { initCode: deploy(ctx.serviceGuardian), callData: "0x" })[0]!.summary).toContain(`with the service (${ctx.serviceGuardian}) as guardian`);
+    const plain = `${ctx.accountFactory}${encodeFunctionData({ abi: accountFactoryAbi, functionName: "createAccount", args: [owner, salt] }).slice(2)}` as Hex;
+    expect(describeOperation(ctx, { initCode: plain, callData: "0x" })).toMatchObject([{ kind: "deployment", attention: false, summary: `Deploys your account (${account}), owned by ${owner}` }]);
   });
 
   it("reads a direct call to the account, a batch the account would refuse and empty callData", () => {

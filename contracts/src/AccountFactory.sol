@@ -7,10 +7,11 @@ import {SmartAccount} from "./SmartAccount.sol";
 
 /**
  * @title AccountFactory
- * @notice Deploys SmartAccount proxies with CREATE2 (salt keccak256(abi.encode(owner, salt)), init code
- * AccountProxy(accountImplementation, "")) and initializes them in the same call, so nobody can deploy an address
- * first with another owner. An account's address depends only on this factory, the owner and the salt: the same on
- * every chain where the factory sits at the same address.
+ * @notice Deploys SmartAccount proxies with CREATE2 (init code AccountProxy(accountImplementation, "")) and
+ * initializes them in the same call, so nobody can deploy an address first with another owner. An account's
+ * address depends only on this factory, the owner, the salt and, for an account deployed with a guardian, that
+ * guardian: the same on every chain where the factory sits at the same address. The guardian is part of the
+ * address so that nobody can deploy it first with a guardian of their choosing.
  */
 contract AccountFactory {
     address public immutable accountImplementation;
@@ -29,17 +30,31 @@ contract AccountFactory {
     function createAccount(address owner, bytes32 salt) external returns (address account) {
         account = getAddress(owner, salt);
         if (account.code.length != 0) return account;
-        new AccountProxy{salt: _salt(owner, salt)}(accountImplementation, "");
+        new AccountProxy{salt: keccak256(abi.encode(owner, salt))}(accountImplementation, "");
         SmartAccount(payable(account)).initialize(owner);
+        emit AccountCreated(account, owner, salt);
+    }
+
+    /// @notice Like createAccount, with `guardian` made the account's first guardian at deployment: initCode alone
+    /// deploys a recoverable account, without the owner's signature.
+    function createAccountWithGuardian(address owner, address guardian, bytes32 salt)
+        external
+        returns (address account)
+    {
+        account = getAddressWithGuardian(owner, guardian, salt);
+        if (account.code.length != 0) return account;
+        new AccountProxy{salt: keccak256(abi.encode(owner, guardian, salt))}(accountImplementation, "");
+        SmartAccount(payable(account)).initializeWithGuardian(owner, guardian);
         emit AccountCreated(account, owner, salt);
     }
 
     /// @notice The counterfactual address of `owner`'s account for `salt`.
     function getAddress(address owner, bytes32 salt) public view returns (address) {
-        return Create2.computeAddress(_salt(owner, salt), _PROXY_INIT_CODE_HASH);
+        return Create2.computeAddress(keccak256(abi.encode(owner, salt)), _PROXY_INIT_CODE_HASH);
     }
 
-    function _salt(address owner, bytes32 salt) private pure returns (bytes32) {
-        return keccak256(abi.encode(owner, salt));
+    /// @notice The counterfactual address of `owner`'s account for `salt`, deployed with `guardian`.
+    function getAddressWithGuardian(address owner, address guardian, bytes32 salt) public view returns (address) {
+        return Create2.computeAddress(keccak256(abi.encode(owner, guardian, salt)), _PROXY_INIT_CODE_HASH);
     }
 }

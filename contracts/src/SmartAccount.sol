@@ -143,6 +143,17 @@ contract SmartAccount is
 
     /// @notice Sets the first owner; the factory calls it in the same call that deploys the proxy.
     function initialize(address anOwner) external initializer {
+        _initialize(anOwner);
+    }
+
+    /// @notice Sets the first owner and a first guardian in one call, so the account is recoverable from its
+    /// deployment on, before its owner signs anything (the factory's createAccountWithGuardian).
+    function initializeWithGuardian(address anOwner, address guardian) external initializer {
+        _initialize(anOwner);
+        _addGuardian(_storage(), guardian);
+    }
+
+    function _initialize(address anOwner) internal {
         if (anOwner == address(0)) revert InvalidOwner(anOwner);
         _storage().owner = anOwner;
         emit OwnershipTransferred(address(0), anOwner);
@@ -372,7 +383,10 @@ contract SmartAccount is
     // ---------------------------------------------------------------- guardians
 
     function addGuardian(address guardian) external onlyAuthorized {
-        AccountStorage storage $ = _storage();
+        _addGuardian(_storage(), guardian);
+    }
+
+    function _addGuardian(AccountStorage storage $, address guardian) internal {
         if (
             guardian == address(0) || guardian == address(this) || guardian == $.owner || guardian == $.pendingOwner
                 || guardian == $.recovery.newOwner

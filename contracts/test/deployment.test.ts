@@ -1,4 +1,4 @@
-import { concat, encodeAbiParameters, getAddress, getContractAddress, keccak256, zeroAddress, type Hex } from "viem";
+import { concat, encodeAbiParameters, getAddress, getContractAddress, keccak256, toFunctionSelector, zeroAddress, type Hex } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -116,6 +116,52 @@ describe("AccountFactory", () => {
       expect(again.result).toBe(predicted);
       await send(t, null, create);
       expect(await readAccount(t, predicted, "owner")).toBe(owner.address);
+    }
+  });
+
+  it("deploys an account with its first guardian at getAddressWithGuardian(owner, guardian, salt), computed off-chain too", async () => {
+    const owner = randomAccount();
+    const guardian = randomAccount();
+    const salt = generatePrivateKey();
+    const read = (t: TestChain, functionName: "getAddressWithGuardian", args: readonly [Hex, Hex, Hex]) =>
+      t.publicClient.readContract({ address: t.deployment.accountFactory, abi: accountFactoryAbi, functionName, args });
+    const predicted = await read(a, "getAddressWithGuardian", [owner.address, guardian.address, salt]);
+    expect(await read(b, "getAddressWithGuardian", [owner.address, guardian.address, salt])).toBe(predicted);
+    // The guardian is part of the address: another guardian (or none) is another account.
+    expect(await read(a, "getAddressWithGuardian", [owner.address, randomAccount().address, salt])).not.toBe(predicted);
+    expect(await counterfactualAddress(a, owner.address, salt)).not.toBe(predicted);
+    const offChain = getContractAddress({
+      opcode: "CREATE2",
+      from: a.deployment.accountFactory,
+      salt: keccak256(encodeAbiParameters([{ type: "address" }, { type: "address" }, { type: "bytes32" }], [owner.address, guardian.address, salt])),
+      bytecode: concat([
+        erc1967ProxyBytecode,
+        encodeAbiParameters([{ type: "address" }, { type: "bytes" }], [a.deployment.accountImplementation, "0x"]),
+      ]),
+    });
+    expect(offChain).toBe(predicted);
+
+    const create = {
+      address: a.deployment.accountFactory,
+      abi: accountFactoryAbi,
+      functionName: "createAccountWithGuardian",
+      args: [owner.address, guardian.address, salt],
+    } as const;
+    expect((await a.publicClient.simulateContract({ ...create, account: a.wallet.account })).result).toBe(predicted);
+    await send(a, null, create);
+    expect(await readAccount(a, predicted, "owner")).toBe(owner.address);
+    expect(await readAccount(a, predicted, "getGuardians")).toEqual([guardian.address]);
+    // Again: the same address, nothing changed.
+    await send(a, null, create);
+    expect(await readAccount(a, predicted, "getGuardians")).toEqual([guardian.address]);
+    await expect(
+      send(a, null, { address: predicted, abi: smartAccountAbi, functionName: "initializeWithGuardian", args: [guardian.address, owner.address] }),
+    ).rejects.toThrow(/InvalidInitialization/);
+
+    // The guardian rules hold at deployment: never the owner itself, never zero (the account's InvalidGuardian).
+    const invalidGuardian = new RegExp(toFunctionSelector("InvalidGuardian(address)"));
+    for (const bad of [owner.address, zeroAddress]) {
+      await expect(send(a, null, { ...create, args: [owner.address, bad, generatePrivateKey()] })).rejects.toThrow(invalidGuardian);
     }
   });
 

@@ -1,6 +1,7 @@
-import { hashTypedData, parseEventLogs, zeroAddress, type Hex, type PrivateKeyAccount } from "viem";
+import { concat, encodeFunctionData, hashTypedData, parseEventLogs, zeroAddress, type Hex, type PrivateKeyAccount } from "viem";
+import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { smartAccountAbi } from "@/contracts/artifacts";
+import { accountFactoryAbi, smartAccountAbi } from "@/contracts/artifacts";
 import {
   accountCall,
   accountDomain,
@@ -278,6 +279,30 @@ describe("guardian-signed userOps", () => {
     expect(complete.results[0]!.success).toBe(true);
     expect(await readAccount(t, account.address, "owner")).toBe(newOwner.address);
     expect(await t.publicClient.getBalance({ address: account.address })).toBe(balanceBefore);
+  });
+
+  it("may start recovery with the op that deploys the account (createAccountWithGuardian), without the owner", async () => {
+    const owner = randomAccount();
+    const guardian = randomAccount();
+    const newOwner = randomAccount();
+    const salt = generatePrivateKey();
+    const args = [owner.address, guardian.address, salt] as const;
+    const factory = { address: t.deployment.accountFactory, abi: accountFactoryAbi } as const;
+    const sender = await t.publicClient.readContract({ ...factory, functionName: "getAddressWithGuardian", args });
+    const initCode = concat([t.deployment.accountFactory, encodeFunctionData({ ...factory, functionName: "createAccountWithGuardian", args })]);
+    const op = await sponsor(t, await buildOp(t, { sender, initCode, callData: accountCall("startRecovery", [newOwner.address]) }));
+    const { results } = await handleOps(t, [await signOp(t, op, guardian)]);
+    expect(results[0]!.success).toBe(true);
+    expect(await readAccount(t, sender, "owner")).toBe(owner.address);
+    expect(await readAccount(t, sender, "getGuardians")).toEqual([guardian.address]);
+    expect((await readAccount(t, sender, "getRecovery"))[0]).toBe(newOwner.address);
+
+    await increaseTime(t, RECOVERY_PERIOD);
+    const account = { address: sender, owner, salt };
+    const signatures = await recoverySignatures(account, [guardian]);
+    const complete = await handleOps(t, [await signOp(t, await sponsor(t, await buildOp(t, { sender, callData: accountCall("completeRecovery", [signatures]) })), guardian)]);
+    expect(complete.results[0]!.success).toBe(true);
+    expect(await readAccount(t, sender, "owner")).toBe(newOwner.address);
   });
 
   it("lets the owner start recovery through an op too", async () => {

@@ -1,6 +1,6 @@
 import { and, desc, eq, ilike, inArray, or, type SQL } from "drizzle-orm";
 import { getAddress, hashTypedData, serializeErc6492Signature, type Address, type Hex, type TypedDataDefinition } from "viem";
-import { accountFactoryCall, accountMessageDigest, accountSalt, counterfactualAddress, readAccountState } from "@/lib/chain/accounts";
+import { accountMessageDigest, accountSalt, builtInGuardian, counterfactualAddress, deploymentOf, readAccountState } from "@/lib/chain/accounts";
 import { onChain } from "@/lib/chain/clients";
 import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
@@ -50,6 +50,7 @@ export async function createAccount(db: Queryable, ctx: ProjectContext, input: C
     const custodial = input.externalOwnerAddress === undefined;
     const owner = input.externalOwnerAddress ?? (await ownerKeyFor(tx, ctx, player.id)).address;
     const salt = accountSalt(player.id);
+    const defaultGuardian = input.defaultGuardian ?? false;
     const [row] = await tx
       .insert(accounts)
       .values({
@@ -57,12 +58,13 @@ export async function createAccount(db: Queryable, ctx: ProjectContext, input: C
         ...ctx,
         playerId: player.id,
         chainId: input.chainId,
-        address: counterfactualAddress(owner as Address, salt),
+        // With defaultGuardian the factory deploys it with the service as guardian: another address (see AccountFactory).
+        address: counterfactualAddress(owner as Address, salt, builtInGuardian({ defaultGuardian })),
         ownerAddress: owner,
         custodial,
         accountType: "UpgradeableV5",
         salt,
-        defaultGuardian: input.defaultGuardian ?? false,
+        defaultGuardian,
       })
       .onConflictDoNothing({ target: [accounts.playerId, accounts.chainId] })
       .returning();
@@ -155,7 +157,7 @@ export async function signPayload(db: Queryable, ctx: ProjectContext, id: string
   const ownerSignature = await signer.sign({ hash: digest });
   let signature: Hex = ownerSignature;
   if (!(await isDeployed(ctx, account))) {
-    const { factory, data } = accountFactoryCall(account.ownerAddress as Address, account.salt as Hex);
+    const { factory, data } = deploymentOf(account);
     signature = serializeErc6492Signature({ address: factory, data, signature: ownerSignature });
   }
   return { object: "signature" as const, account: account.id, address: account.address, hash, signature };

@@ -10,6 +10,7 @@ import {
   type Hex,
 } from "viem";
 import { accountFactoryAbi, erc1967ProxyBytecode, smartAccountAbi } from "@/contracts/artifacts";
+import { serviceAccount } from "@/lib/keys/service-keys";
 import { publicClient } from "./clients";
 import { serviceDeployment } from "./contracts";
 import type { ChainConfig } from "./registry";
@@ -17,27 +18,39 @@ import type { ChainConfig } from "./registry";
 /** The factory salt of a player's account: the same on every chain, so its address is too. */
 export const accountSalt = (playerId: string): Hex => keccak256(toHex(`player:${playerId}`));
 
+/**
+ * The guardian an account's deployment builds in: the service's guardian key for accounts created with
+ * defaultGuardian (so initCode alone deploys them recoverable), none otherwise. Part of the account's address.
+ */
+export const builtInGuardian = (account: { defaultGuardian: boolean }): Address | null =>
+  account.defaultGuardian ? serviceAccount("guardian").address : null;
+
 /** The address the factory will deploy the account at (CREATE2 of an ERC1967 proxy to our implementation). */
-export function counterfactualAddress(owner: Address, salt: Hex): Address {
+export function counterfactualAddress(owner: Address, salt: Hex, guardian: Address | null = null): Address {
   const { accountFactory, accountImplementation } = serviceDeployment();
   const proxyInitCode = concat([
     erc1967ProxyBytecode,
     encodeAbiParameters([{ type: "address" }, { type: "bytes" }], [accountImplementation, "0x"]),
   ]);
-  return getContractAddress({
-    opcode: "CREATE2",
-    from: accountFactory,
-    salt: keccak256(encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [owner, salt])),
-    bytecode: proxyInitCode,
-  });
+  // AccountFactory's CREATE2 salt: keccak256(abi.encode(owner, salt)), or (owner, guardian, salt) with a guardian.
+  const factorySalt = guardian
+    ? encodeAbiParameters([{ type: "address" }, { type: "address" }, { type: "bytes32" }], [owner, guardian, salt])
+    : encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [owner, salt]);
+  return getContractAddress({ opcode: "CREATE2", from: accountFactory, salt: keccak256(factorySalt), bytecode: proxyInitCode });
 }
 
-/** The userOperation `initCode` (and ERC-6492 factory data) that deploys the account. */
-export function accountFactoryCall(owner: Address, salt: Hex) {
+/** The userOperation `initCode` (and ERC-6492 factory data) that deploys the account, with `guardian` when given. */
+export function accountFactoryCall(owner: Address, salt: Hex, guardian: Address | null = null) {
   const factory = serviceDeployment().accountFactory;
-  const data = encodeFunctionData({ abi: accountFactoryAbi, functionName: "createAccount", args: [owner, salt] });
+  const data = guardian
+    ? encodeFunctionData({ abi: accountFactoryAbi, functionName: "createAccountWithGuardian", args: [owner, guardian, salt] })
+    : encodeFunctionData({ abi: accountFactoryAbi, functionName: "createAccount", args: [owner, salt] });
   return { factory, data, initCode: concat([factory, data]) };
 }
+
+/** The factory call that deploys a recorded account (player or intent sender): its owner, salt and built-in guardian. */
+export const deploymentOf = (account: { ownerAddress: string; salt: string; defaultGuardian: boolean }) =>
+  accountFactoryCall(account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
 
 export interface AccountChainState {
   deployed: boolean;

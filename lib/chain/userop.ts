@@ -384,7 +384,7 @@ async function accountProxyCode(chain: ChainConfig): Promise<Hex> {
 }
 
 /**
- * State that makes an undeployed account look deployed (our proxy, our implementation, its owner), so its call can be
+ * State that makes an undeployed account look deployed (our proxy, our implementation, its owner and built-in guardian), so its call can be
  * estimated before the initCode runs. Only for initCode that deploys through our factory.
  */
 async function counterfactualAccountState(chain: ChainConfig, sender: Address, initCode: Hex): Promise<StateOverride> {
@@ -393,19 +393,26 @@ async function counterfactualAccountState(chain: ChainConfig, sender: Address, i
     throw new UserOperationRejectedError(`initCode must deploy the account through our AccountFactory ${accountFactory}`);
   }
   const call = decodeFunctionData({ abi: accountFactoryAbi, data: slice(initCode, 20) });
-  if (call.functionName !== "createAccount") throw new UserOperationRejectedError("initCode must call AccountFactory.createAccount");
+  if (call.functionName !== "createAccount" && call.functionName !== "createAccountWithGuardian") {
+    throw new UserOperationRejectedError("initCode must call AccountFactory.createAccount or createAccountWithGuardian");
+  }
   const [owner] = call.args;
-  const word = (address: Address) => encodeAbiParameters([{ type: "address" }], [address]);
-  return [
-    {
-      address: sender,
-      code: await accountProxyCode(chain),
-      stateDiff: [
-        { slot: IMPLEMENTATION_SLOT, value: word(accountImplementation) },
-        { slot: ACCOUNT_STORAGE_SLOT, value: word(owner) },
-      ],
-    },
+  const word = (value: Address | bigint) => encodeAbiParameters([{ type: typeof value === "bigint" ? "uint256" : "address" }], [value]);
+  const stateDiff: { slot: Hex; value: Hex }[] = [
+    { slot: IMPLEMENTATION_SLOT, value: word(accountImplementation) },
+    { slot: ACCOUNT_STORAGE_SLOT, value: word(owner) },
   ];
+  if (call.functionName === "createAccountWithGuardian") {
+    // The guardian the factory adds: `guardians` (namespace word 3) = [guardian], `guardianPosition` (word 4)[guardian] = 1.
+    const guardian = call.args[1];
+    const guardiansSlot = BigInt(ACCOUNT_STORAGE_SLOT) + 3n;
+    stateDiff.push(
+      { slot: toHex(guardiansSlot, { size: 32 }), value: word(1n) },
+      { slot: keccak256(word(guardiansSlot)), value: word(guardian) },
+      { slot: keccak256(concat([word(guardian), word(guardiansSlot + 1n)])), value: word(1n) },
+    );
+  }
+  return [{ address: sender, code: await accountProxyCode(chain), stateDiff }];
 }
 
 // ---------------------------------------------------------------- paymaster

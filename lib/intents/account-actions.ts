@@ -58,44 +58,36 @@ export async function cancelOwnershipTransfer(db: Queryable, ctx: ProjectContext
 }
 
 /**
- * How the service drives recovery as the account's guardian (accounts created with defaultGuardian). Deployed:
- * it signs, as guardian, a sponsored operation calling the recovery function directly, the only operation a
- * guardian's signature is valid for. Not deployed yet (so no guardian on chain), a custodial account's operation
- * deploys it, makes the service its guardian (recordIntent's first-operation call) and calls the recovery
- * function in one self-call batch signed with the owner key we hold: an account created recoverable is
- * recoverable before its first transaction.
+ * How the service drives recovery as the account's guardian (accounts created with defaultGuardian): it signs, as
+ * guardian, a sponsored operation calling the recovery function directly, the only operation a guardian's signature
+ * is valid for. Not deployed yet, the same operation carries the account's initCode, which deploys it with the
+ * service as guardian (AccountFactory.createAccountWithGuardian): an account created recoverable is recoverable
+ * before its first transaction, whoever holds (or lost) the owner key.
  */
-async function recoveryPlan(db: Queryable, ctx: ProjectContext, id: string, step: "start" | "complete"): Promise<{ account: AccountRow; chain: ChainConfig; sender: IntentSender; deployed: boolean }> {
+async function recoveryPlan(db: Queryable, ctx: ProjectContext, id: string, step: "start" | "complete"): Promise<{ account: AccountRow; chain: ChainConfig; sender: IntentSender }> {
   const account = await getAccount(db, ctx, id);
   const chain = chainFor(ctx, account.chainId);
   await requireDeployment(chain);
   const guardian = serviceAccount("guardian");
   const code = await onChain(chain, () => publicClient(chain).getCode({ address: account.address as Address }));
-  const notGuardian = (why: string) =>
-    badRequest(`The service is not a guardian of account ${account.id}: ${why}.`, { id: { value: account.id, message: "the service is not its guardian" } });
-  const owner = await playerSender(db, account);
+  const notGuardian = () =>
+    badRequest(`The service is not a guardian of account ${account.id}: recovery through the API needs an account created with defaultGuardian=true.`, {
+      id: { value: account.id, message: "the service is not its guardian" },
+    });
   if (!code) {
     if (step === "complete") throw badRequest(`Account ${account.id} has no recovery in progress (it is not deployed yet); start one first.`);
-    if (!account.defaultGuardian) throw notGuardian("recovery through the API needs an account created with defaultGuardian=true");
-    if (!owner.signer) {
-      // Before its first operation the guardian exists only in our records; only the owner's signature puts it on chain.
-      throw notGuardian(
-        "the account is not deployed yet, and the first operation of an account with an external owner (which makes the service its guardian) needs the owner's signature. Send it a transaction intent first",
-      );
-    }
-    return { account, chain, sender: { ...owner, deployed: false }, deployed: false };
+    if (!account.defaultGuardian) throw notGuardian();
+  } else if (!(await readAccount<boolean>(chain, account, "isGuardian", [guardian.address]))) {
+    throw notGuardian();
   }
-  if (!(await readAccount<boolean>(chain, account, "isGuardian", [guardian.address]))) {
-    throw notGuardian("recovery through the API needs an account created with defaultGuardian=true");
-  }
-  return { account, chain, sender: { ...owner, deployed: true, signer: guardian }, deployed: true };
+  return { account, chain, sender: { ...(await playerSender(db, account)), deployed: Boolean(code), signer: guardian } };
 }
 
 /** Proposes a new owner; it can take over after the recovery period with a strict majority of the guardians' signatures. */
 export async function startRecovery(db: Queryable, ctx: ProjectContext, id: string, input: { newOwnerAddress: Address; policy: string }) {
-  const { account, sender, deployed } = await recoveryPlan(db, ctx, id, "start");
+  const { account, sender } = await recoveryPlan(db, ctx, id, "start");
   const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "startRecovery", args: [input.newOwnerAddress] });
-  return selfIntent(db, ctx, account, input.policy, "startRecovery", data, { sender, direct: deployed, args: [input.newOwnerAddress] });
+  return selfIntent(db, ctx, account, input.policy, "startRecovery", data, { sender, direct: true, args: [input.newOwnerAddress] });
 }
 
 /**

@@ -4,7 +4,7 @@ import { encodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, 
 import type { PrivateKeyAccount } from "viem/accounts";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { createAccount, getAccount, type AccountRow } from "@/lib/accounts/service";
-import { accountFactoryCall } from "@/lib/chain/accounts";
+import { deploymentOf } from "@/lib/chain/accounts";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { publicClient } from "@/lib/chain/clients";
 import { chainFor, findChain, type ChainConfig } from "@/lib/chain/registry";
@@ -28,7 +28,6 @@ import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { developerSigner, getDeveloperAccount, type DeveloperAccountRow } from "@/lib/developer-accounts/service";
 import { findOwnerKey, ownerSigner } from "@/lib/keys/custodial";
-import { serviceAccount } from "@/lib/keys/service-keys";
 import { createPlayer, getPlayer } from "@/lib/players/service";
 import { evaluateSponsorship, type RuledCall } from "@/lib/policies/evaluate";
 import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
@@ -283,11 +282,6 @@ export interface IntentPlan {
  */
 export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan): Promise<IntentRow> {
   const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
-  if (!sender.deployed && sender.defaultGuardian) {
-    // The deployment makes the service a guardian, as asked at account creation.
-    const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "addGuardian", args: [serviceAccount("guardian").address] });
-    accountCalls.unshift({ to: sender.address, value: 0n, data });
-  }
   const charging = plan.sponsor?.evaluate ? await planTokenCharge(db, ctx, chain, plan.sponsor.policy, sender.address) : null;
   const callData = (charge?: bigint): Hex => {
     if (plan.callData) return plan.callData;
@@ -297,7 +291,8 @@ export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: Ch
   };
   const estimated = await estimateUserOperation(chain, {
     sender: sender.address,
-    initCode: sender.deployed ? "0x" : accountFactoryCall(sender.ownerAddress, sender.salt).initCode,
+    // With defaultGuardian, the factory makes the service the guardian at deployment (no addGuardian call needed).
+    initCode: sender.deployed ? "0x" : deploymentOf(sender).initCode,
     callData: callData(charging?.estimateAmount),
     nonceKey: freshNonceKey(),
     sponsored: plan.sponsor !== null,

@@ -17,7 +17,7 @@ export interface RawCall {
 }
 
 export type CallKind =
-  /** initCode: the account is created by this op. */
+  /** initCode: the account is created by this op (with its first guardian, when the factory builds one in). */
   | "deployment"
   /** addGuardian: someone else may recover (take over) the account. */
   | "guardian"
@@ -291,6 +291,19 @@ export function describeDeployment(ctx: DecodeContext, initCode: Hex): DecodedCa
       kind: "deployment",
       summary: `Deploys your account (${ctx.account}), owned by ${owner}`,
       attention: false,
+      contract: { id: null, name: "Account factory" },
+      functionName: decoded.functionName,
+      args: decodedJson(decoded.args),
+    };
+  }
+  if (decoded?.functionName === "createAccountWithGuardian") {
+    // Not a separate addGuardian call: the factory builds the guardian in, and the owner must see it all the same.
+    const [owner, guardian] = decoded.args as [Address, Address, Hex];
+    return {
+      ...base,
+      kind: "deployment",
+      summary: `Deploys your account (${ctx.account}), owned by ${owner}, with ${who(ctx, guardian)} as guardian: it can help recover the account if you lose your key`,
+      attention: true,
       contract: { id: null, name: "Account factory" },
       functionName: decoded.functionName,
       args: decodedJson(decoded.args),
