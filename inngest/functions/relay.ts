@@ -1,9 +1,13 @@
 import { getDb } from "@/lib/db/client";
-import { checkConfirmations, intentStatus, landIntent } from "@/lib/intents/relay";
+import { abandonIntent, checkConfirmations, intentStatus, landIntent, type LandingOutcome } from "@/lib/intents/relay";
 import { inngest } from "../client";
 import { notifyIntent } from "./webhooks";
 
 export const RELAY_EVENT = "transaction_intent/relay";
+
+/** Rebuilds of a custodial intent's op after rejections, and land attempts in all (held ones wait between). */
+const MAX_REBUILDS = 3;
+const MAX_ROUNDS = 200;
 
 /** The relay's event for an intent: its id makes a second send a no-op. */
 export const relayEvent = (intentId: string) => ({ name: RELAY_EVENT, data: { intentId }, id: `relay:${intentId}` });
@@ -17,7 +21,27 @@ export const relayIntent = inngest.createFunction(
   { id: "relay-transaction-intent", retries: 10, triggers: [{ event: RELAY_EVENT }] },
   async ({ event, step }) => {
     const intentId = event.data.intentId as string;
-    const outcome = await step.run("land", async () => landIntent(await getDb(), intentId));
+    let outcome: LandingOutcome = "not-pending";
+    let retries = 0;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const suffix = round === 0 ? "" : `-${round}`;
+      try {
+        outcome = await step.run(`land${suffix}`, async () => landIntent(await getDb(), intentId, { rebuild: retries < MAX_REBUILDS }));
+      } catch (err) {
+        // The step's retries are spent on errors that are not the op's (node, bundle): the intent must not stay pending.
+        outcome = await step.run(`give-up${suffix}`, async () => abandonIntent(await getDb(), intentId, err instanceof Error ? err.message : String(err)));
+      }
+      if (outcome === "retry") {
+        retries++;
+        continue;
+      }
+      if (outcome !== "held") break;
+      // Waiting for the account's deployment by another intent: 1 s between the first looks, then longer, up to 30 s.
+      await step.sleep(`held${suffix}`, `${Math.min(30, 2 ** Math.floor(round / 10))}s`);
+    }
+    if (outcome === "held" || outcome === "retry") {
+      outcome = await step.run("give-up", async () => abandonIntent(await getDb(), intentId, "its account was never deployed"));
+    }
     if (outcome === "not-pending") return { intentId, outcome };
     if (outcome === "rejected") {
       await step.run("notify-failed", () => notifyIntent(intentId, "transaction_intent.failed"));

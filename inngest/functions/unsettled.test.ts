@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import { InngestTestEngine } from "@inngest/test";
 import { eq, inArray, sql } from "drizzle-orm";
 import { parseAbiItem, type Hex } from "viem";
@@ -13,7 +14,8 @@ import { newProject } from "@/test/api";
 import { clientOf } from "@/test/chain";
 import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "@/test/relay-fixtures";
 import { cancelUnsignedIntent } from "./expire";
-import { relayIntent } from "./relay";
+import { inngest } from "../client";
+import { relayEvent, relayIntent } from "./relay";
 import { resendUnsettledIntents } from "./unsettled";
 
 let ctx: ProjectContext;
@@ -90,5 +92,29 @@ describe("the resend-unsettled-intents function", () => {
     expect(await runsFor(`expire:${unsigned.id}`)).toHaveLength(1);
     expect(await timesOnChain(stranded.userOperationHash as Hex)).toBe(1);
     expect((await intentRow(fresh.id)).status).toBe("pending");
+  });
+
+  it("starts the relay again of an intent still pending after its run ended (issue 13.17), a bounded number of times", async () => {
+    const stuck = await recordedOnly();
+    // What runs from before the fix left: the run completed, the intent pending for ever.
+    await (await getDb()).insert(functionRuns).values({
+      id: `run_${crypto.randomUUID()}`,
+      functionId: relayIntent.id(inngest.id),
+      eventId: `relay:${stuck.id}`,
+      event: { ...relayEvent(stuck.id), ts: Date.now() },
+      status: "completed",
+      steps: { order: [], state: {} },
+    });
+    await age([stuck.id], "2 minutes");
+    await sweep();
+    expect(await runsFor(`relay:${stuck.id}:1`)).toHaveLength(1);
+    const landed = await eventually("the stuck intent to land", async () => {
+      const row = await intentRow(stuck.id);
+      return row.status === "successful" && row;
+    }, 60_000);
+    expect(landed.response).toMatchObject({ status: 1 });
+    await sweep();
+    expect(await runsFor(`relay:${stuck.id}:2`)).toHaveLength(0);
+    expect(await timesOnChain(stuck.userOperationHash as Hex)).toBe(1);
   });
 });

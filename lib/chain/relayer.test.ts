@@ -117,6 +117,21 @@ describe("bundling", () => {
     await expect(submitUserOperations(chain, [again[0]!])).rejects.toBeInstanceOf(UserOperationRejectedError);
   });
 
+  test("ops built to run after their account's deployment share a bundle with the deploying op, which goes first whatever the nonces", async () => {
+    const account = freshAccount();
+    const recipient = privateKeyToAccount(generatePrivateKey()).address;
+    // The deploying op has the largest nonce key: nonce order alone would put it last, and the others would fail AA20.
+    const deployer = await signedOp(chain, account, { callData: transferTo(recipient, 0n), sponsored: true, nonceKey: 99n });
+    const after = await Promise.all(
+      [1n, 2n, 3n].map((nonceKey) => signedOp(chain, account, { callData: transferTo(recipient, 0n), sponsored: true, nonceKey, deployedFirst: true })),
+    );
+    expect(after.every((op) => op.initCode === "0x")).toBe(true);
+    const bundle = await submitUserOperations(chain, [...after, deployer]);
+    expect(bundle.dropped).toEqual([]);
+    expect(bundle.included.map((r) => r.userOpHash)).toEqual([deployer, ...after].map((op) => userOperationHash(chain, op)));
+    expect(bundle.included.every((r) => r.receipt.success && r.transactionHash === bundle.transactionHash)).toBe(true);
+  });
+
   test("a bundle above maxBundleGas is split", async () => {
     const ops = await Promise.all(
       Array.from({ length: 4 }, () => signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true })),

@@ -621,15 +621,31 @@ interface Entry {
   hash: Hex;
 }
 
-/** Ops of one sender in nonce order (same key: sequence order), other ops keeping their places relative to each other. */
+const deploys = (entry: Entry) => (entry.op.initCode ?? "0x") !== "0x";
+
+/**
+ * Each sender's ops, in the places its ops had, reordered: the deploying one (initCode) first, as the others only
+ * validate once it ran, then by nonce (same key: sequence order).
+ */
 function orderForBundle(entries: Entry[]): Entry[] {
-  return entries
-    .map((entry, i) => ({ entry, i }))
-    .sort((a, b) => {
-      if (a.entry.op.sender.toLowerCase() !== b.entry.op.sender.toLowerCase()) return a.i - b.i;
-      return a.entry.op.nonce < b.entry.op.nonce ? -1 : a.entry.op.nonce > b.entry.op.nonce ? 1 : 0;
-    })
-    .map(({ entry }) => entry);
+  const bySender = new Map<string, Entry[]>();
+  for (const entry of entries) {
+    const sender = entry.op.sender.toLowerCase();
+    bySender.set(sender, [...(bySender.get(sender) ?? []), entry]);
+  }
+  for (const ops of bySender.values()) {
+    ops.sort((a, b) => {
+      if (deploys(a) !== deploys(b)) return deploys(a) ? -1 : 1;
+      return a.op.nonce < b.op.nonce ? -1 : a.op.nonce > b.op.nonce ? 1 : 0;
+    });
+  }
+  const taken = new Map<string, number>();
+  return entries.map((entry) => {
+    const sender = entry.op.sender.toLowerCase();
+    const i = taken.get(sender) ?? 0;
+    taken.set(sender, i + 1);
+    return bySender.get(sender)![i]!;
+  });
 }
 
 const handleOpsData = (entries: Entry[], beneficiary: Address) =>

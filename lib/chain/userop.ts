@@ -489,6 +489,11 @@ export interface BuildUserOperationParams {
   sender: Address;
   /** Deploys the account (our factory's createAccount); "0x" once deployed. Dropped when the account already has code. */
   initCode: Hex;
+  /**
+   * The account is not deployed yet, but another op (carrying `initCode`) deploys it before this one runs: the op is
+   * built without initCode, its gas estimated as if the account were deployed (`initCode` still tells its owner).
+   */
+  deployedFirst?: boolean;
   callData: Hex;
   /** The 2D nonce key (192 bits): ops with different keys never wait for each other. Default 0. */
   nonceKey?: bigint;
@@ -552,8 +557,10 @@ export async function estimateUserOperation(
     client.getBlock({ blockTag: "latest" }),
   ]);
   const deployed = code !== undefined && code !== "0x";
-  const initCode: Hex = deployed ? "0x" : params.initCode;
-  if (!deployed && initCode === "0x") throw new UserOperationRejectedError("AA20 account not deployed");
+  if (!deployed && params.initCode === "0x") throw new UserOperationRejectedError("AA20 account not deployed");
+  const afterDeployment = !deployed && params.deployedFirst === true;
+  const initCode: Hex = deployed || afterDeployment ? "0x" : params.initCode;
+  const accountState = deployed ? undefined : await counterfactualAccountState(chain, sender, params.initCode);
 
   const value = callValue(callData);
   const symbol = chain.nativeCurrency.symbol;
@@ -568,7 +575,7 @@ export async function estimateUserOperation(
       account: entryPoint,
       to: sender,
       data: callData,
-      stateOverride: deployed ? undefined : await counterfactualAccountState(chain, sender, initCode),
+      stateOverride: accountState,
     });
   } catch (err) {
     const data = revertDataOf(err);
@@ -595,9 +602,10 @@ export async function estimateUserOperation(
   draft.preVerificationGas = preVerificationGas(draft);
 
   // verificationGasLimit: what validation (deployment, account, paymaster) used in simulateHandleOp.
-  const simulationOverride: StateOverride | undefined = sponsored
-    ? undefined
-    : [{ address: sender, balance: balance + requiredPrefund(draft) }];
+  // An op that runs after another deployed its account validates against the deployed account.
+  const senderState = afterDeployment ? accountState![0]! : { address: sender };
+  const simulationOverride: StateOverride | undefined =
+    sponsored && !afterDeployment ? undefined : [{ ...senderState, ...(sponsored ? {} : { balance: balance + requiredPrefund(draft) }) }];
   const result = await simulateHandleOp(chain, draft, simulationOverride);
   const validationGas = result.preOpGas - draft.preVerificationGas;
   let verificationGasLimit = withMargin(validationGas, VERIFICATION_GAS_MARGIN);

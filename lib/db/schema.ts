@@ -342,10 +342,16 @@ export const transactionIntents = pgTable(
     /** When the landed transaction had `confirmationBlocks` blocks on top (the confirmation webhook). */
     confirmedAt: timestamp({ withTimezone: true }),
     error: text(),
+    /** Its operation carries the account's initCode: at most one live intent per undeployed account does. */
+    deploysAccount: boolean().notNull().default(false),
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
   (t) => [
+    // The deployer claim: concurrent first intents of an account race for it, one wins (the others are built without initCode).
+    uniqueIndex("transaction_intents_one_deployer")
+      .on(t.chainId, t.accountId)
+      .where(sql`${t.deploysAccount} and ${t.status} in ('awaiting_signature', 'pending')`),
     index().on(t.projectId, t.livemode, t.createdAt),
     // Rate limits count a player's intents under a policy in a time window.
     index().on(t.policyId, t.playerId, t.createdAt),

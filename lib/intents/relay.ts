@@ -1,13 +1,15 @@
-import { and, desc, eq, or, sql } from "drizzle-orm";
-import { getAddress, parseEventLogs, type Hex, type Log } from "viem";
+import { and, desc, eq, inArray, or, sql } from "drizzle-orm";
+import { getAddress, parseEventLogs, type Address, type Hex, type Log } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { findChain } from "@/lib/chain/registry";
+import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { enqueue, findUserOperationReceipt, type RelayedUserOperationReceipt } from "@/lib/chain/relayer";
 import { UserOperationRejectedError } from "@/lib/chain/userop";
 import { getDb, type Db } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
+import { custodialSender, rebuildIntent } from "./rebuild";
+import { DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
 import { deserializeUserOp, type IntentRow } from "./service";
 
 const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
@@ -89,33 +91,145 @@ async function recordLanding(db: Db, intent: IntentRow, receipt: RelayedUserOper
   await db.update(accounts).set({ deployed: true, updatedAt: sql`now()` }).where(and(eq(accounts.id, intent.accountId), eq(accounts.deployed, false)));
 }
 
-export type LandingOutcome = "landed" | "rejected" | "not-pending";
+/**
+ * "held": its op runs after its account's deployment, which another intent's op is on its way to do: try again later.
+ * "retry": land it again now: its op was rebuilt (and re-signed) to land where the old one could not, or its
+ * account was deployed meanwhile.
+ */
+export type LandingOutcome = "landed" | "rejected" | "not-pending" | "held" | "retry";
+
+/** Rejections a rebuilt op (fresh gas, fees, sponsorship window and signatures; or initCode dropped) can get past. */
+const REBUILDABLE = /^AA(10|22|24|25|32|33|34|40|41|51)\b/;
 
 /**
  * Gets a pending intent's op on chain exactly once: if it already landed (a retry after a crash)
- * its receipt is recorded, otherwise it joins the next bundle. A validation failure (expired
- * sponsorship, bad signature) fails the intent without a response; a node error throws, to retry.
+ * its receipt is recorded, otherwise it joins the next bundle. An op built to run after its account's deployment
+ * waits for it (see awaitDeployment). A validation failure (expired sponsorship, bad signature) of a custodial
+ * intent's op gets it rebuilt when `rebuild` allows; otherwise it fails the intent without a response. A node error
+ * throws, to retry.
  */
-export async function landIntent(db: Db, intentId: string): Promise<LandingOutcome> {
+export async function landIntent(db: Db, intentId: string, options: { rebuild?: boolean } = {}): Promise<LandingOutcome> {
   const intent = await load(db, intentId);
   if (!intent || (intent.status !== "pending" && intent.status !== "broadcast")) return "not-pending";
   const chain = chainOf(intent);
   const hash = intent.userOperationHash as Hex;
+  const op = deserializeUserOp(intent.userOperation);
+  // Without code at its sender, an op without initCode cannot have landed: no need to look for it.
+  if ((op.initCode ?? "0x") === "0x" && !(await hasCode(chain, op.sender))) {
+    const outcome = await awaitDeployment(db, intent, chain);
+    // The deployer is on its way: its op usually lands within moments, worth waiting for here rather than in a sleep.
+    if (outcome !== "held" || !(await deployedWithin(chain, op.sender, HOLD_IN_PROCESS_MS))) return outcome;
+  }
   let receipt = await findUserOperationReceipt(chain, hash);
   if (!receipt) {
     try {
-      receipt = (await enqueue(chain, deserializeUserOp(intent.userOperation))).receipt;
+      receipt = (await enqueue(chain, op)).receipt;
     } catch (err) {
       if (!(err instanceof UserOperationRejectedError)) throw err;
-      await db
-        .update(transactionIntents)
-        .set({ status: "failed", error: err.message, updatedAt: sql`now()` })
-        .where(eq(transactionIntents.id, intent.id));
+      // Screened before its deployment landed (or the deployment was undone): the same as above.
+      if (err.code === "AA20") return awaitDeployment(db, intent, chain);
+      if (options.rebuild && err.code && REBUILDABLE.test(err.code)) {
+        const sender = await custodialSender(db, intent);
+        if (sender) {
+          await rebuildIntent(db, intent, chain, sender, { deploy: false, freshNonce: err.code === "AA25" });
+          return "retry";
+        }
+      }
+      await failIntent(db, intent.id, err.message);
       return "rejected";
     }
   }
   await recordLanding(db, intent, receipt);
   return "landed";
+}
+
+const hasCode = async (chain: ChainConfig, address: Address) => (await publicClient(chain).getCode({ address })) !== undefined;
+
+/** How long a held op's land step waits in-process for its account's deployment before sleeping durably. */
+const HOLD_IN_PROCESS_MS = 5_000;
+
+const deploymentWatches = new Map<string, Promise<boolean>>();
+
+/** Whether `address` gets code within `timeoutMs`: one polling loop per address, however many ops wait for it. */
+function deployedWithin(chain: ChainConfig, address: Address, timeoutMs: number): Promise<boolean> {
+  const key = `${chain.chainId}:${address.toLowerCase()}`;
+  let watch = deploymentWatches.get(key);
+  if (!watch) {
+    const deadline = Date.now() + timeoutMs;
+    watch = (async () => {
+      for (;;) {
+        if (await hasCode(chain, address)) return true;
+        if (Date.now() >= deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, chain.dev ? 50 : 1_000));
+      }
+    })().finally(() => deploymentWatches.delete(key));
+    deploymentWatches.set(key, watch);
+  }
+  return watch;
+}
+
+/** Fails a pending intent with `reason` (no response: nothing landed); false when it had moved on. */
+export async function failIntent(db: Db, intentId: string, reason: string): Promise<boolean> {
+  const rows = await db
+    .update(transactionIntents)
+    .set({ status: "failed", error: reason, updatedAt: sql`now()` })
+    .where(and(eq(transactionIntents.id, intentId), inArray(transactionIntents.status, ["pending", "broadcast"])))
+    .returning({ id: transactionIntents.id });
+  return rows.length > 0;
+}
+
+/**
+ * A pending intent whose op lacks initCode while its account has no code. While another live intent deploys the
+ * account it is "held". When none does (the deployer failed or was cancelled), a custodial intent becomes the
+ * deployer: rebuilt with the initCode and re-signed ("retry"); a non-custodial one, whose owner signed the op
+ * without initCode, can never land and fails, saying why ("rejected").
+ */
+async function awaitDeployment(db: Db, intent: IntentRow, chain: ChainConfig): Promise<LandingOutcome> {
+  const deployer = await liveDeployer(db, intent.chainId, intent.accountId);
+  if (deployer && deployer.id !== intent.id) return "held";
+  // Looked after the deployer's status: a deployer that landed meanwhile has left code, so this op can go.
+  const op = deserializeUserOp(intent.userOperation);
+  if (await hasCode(chain, op.sender)) return "retry";
+  const sender = await custodialSender(db, intent);
+  if (sender) {
+    try {
+      await rebuildIntent(db, intent, chain, sender, { deploy: true });
+    } catch (err) {
+      // Another intent became the deployer first: wait for it.
+      if (violates(err, DEPLOYER_INDEX)) return "held";
+      throw err;
+    }
+    return "retry";
+  }
+  const [last] = await db
+    .select({ id: transactionIntents.id, status: transactionIntents.status, error: transactionIntents.error })
+    .from(transactionIntents)
+    .where(and(eq(transactionIntents.chainId, intent.chainId), eq(transactionIntents.accountId, intent.accountId), eq(transactionIntents.deploysAccount, true)))
+    .orderBy(desc(transactionIntents.updatedAt))
+    .limit(1);
+  const why = last ? `: ${last.id}, which was to deploy it, is ${last.status}${last.error ? ` (${last.error})` : ""}` : "";
+  await failIntent(
+    db,
+    intent.id,
+    `Account ${op.sender} is not deployed and no intent is deploying it${why}. This operation was signed to run after the deployment, so it can never land: create the transaction intent again.`,
+  );
+  return "rejected";
+}
+
+/**
+ * A pending intent whose relay gave up (its retries exhausted on an error that is not the op's): its op is looked for
+ * on chain once more, else the intent fails with the error, so that nothing stays pending for ever.
+ */
+export async function abandonIntent(db: Db, intentId: string, reason: string): Promise<LandingOutcome> {
+  const intent = await load(db, intentId);
+  if (!intent || (intent.status !== "pending" && intent.status !== "broadcast")) return "not-pending";
+  const receipt = await findUserOperationReceipt(chainOf(intent), intent.userOperationHash as Hex);
+  if (receipt) {
+    await recordLanding(db, intent, receipt);
+    return "landed";
+  }
+  await failIntent(db, intent.id, `The operation could not be relayed: ${reason}`);
+  return "rejected";
 }
 
 /** Whether the intent's transaction has `confirmationBlocks` blocks on top; records it when so. */

@@ -16,6 +16,7 @@ import {
   signPaymasterAndData,
   signUserOperation,
   userOperationHash,
+  UserOperationRejectedError,
   type AccountCall,
   type UserOp,
 } from "@/lib/chain/userop";
@@ -35,6 +36,7 @@ import { getPolicy, type PolicyRow } from "@/lib/policies/service";
 import { planTokenCharge, transferCall } from "@/lib/policies/tokens";
 import type { ProjectContext } from "@/lib/projects/service";
 import type { CreateIntentInput, InteractionInput, ListIntentsInput } from "./schema";
+import { claimDeployment, DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
 import { serializeIntent } from "./serializer";
 
 export type IntentRow = typeof transactionIntents.$inferSelect;
@@ -243,6 +245,9 @@ export async function createDeploymentIntent(db: Queryable, ctx: ProjectContext,
   const sponsor = await loadPolicy(db, ctx, policyId);
   await requireDeployment(chain);
   if ((await publicClient(chain).getCode({ address: account.address as Address })) !== undefined) return null;
+  // An intent already deploys it (a first transaction sent just before): that one is the deployment.
+  const deploying = await liveDeployer(db, chain.chainId, account.id);
+  if (deploying) return deploying;
   return recordIntent(db, ctx, chain, await playerSender(db, account), {
     calls: [],
     ruled: [{ contractId: null, to: account.address as Address, functionName: null, self: true }],
@@ -281,6 +286,30 @@ export interface IntentPlan {
  * custodial. Nothing is sent here.
  */
 export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan): Promise<IntentRow> {
+  if (sender.deployed) return buildAndRecord(db, ctx, chain, sender, plan, false);
+  // Concurrent first intents of an undeployed account: one deploys it, the others run after it (see DEPLOYER_INDEX).
+  const release = claimDeployment(chain.chainId, sender.id);
+  try {
+    const claimed = release !== null;
+    const deploying = claimed && !(await liveDeployer(db, chain.chainId, sender.id));
+    try {
+      return await buildAndRecord(db, ctx, chain, sender, plan, deploying);
+    } catch (err) {
+      // Another process's intent claimed the deployment meanwhile, or the account got deployed since we looked.
+      const lost = violates(err, DEPLOYER_INDEX) || (err instanceof UserOperationRejectedError && err.code === "AA10");
+      if (deploying && lost) return await buildAndRecord(db, ctx, chain, sender, plan, false);
+      throw err;
+    }
+  } finally {
+    release?.();
+  }
+}
+
+/**
+ * Builds and records the intent. `deploying`: for an undeployed account, this intent's op carries the initCode;
+ * otherwise it is built to run after the op that does (held by the relay until the account has code).
+ */
+async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan, deploying: boolean): Promise<IntentRow> {
   const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
   const charging = plan.sponsor?.evaluate ? await planTokenCharge(db, ctx, chain, plan.sponsor.policy, sender.address) : null;
   const callData = (charge?: bigint): Hex => {
@@ -293,6 +322,7 @@ export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: Ch
     sender: sender.address,
     // With defaultGuardian, the factory makes the service the guardian at deployment (no addGuardian call needed).
     initCode: sender.deployed ? "0x" : deploymentOf(sender).initCode,
+    deployedFirst: !deploying,
     callData: callData(charging?.estimateAmount),
     nonceKey: freshNonceKey(),
     sponsored: plan.sponsor !== null,
@@ -343,6 +373,7 @@ export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: Ch
         tokenWithdrawal: plan.tokenWithdrawal?.toString() ?? null,
         optimistic: plan.optimistic,
         confirmationBlocks: plan.confirmationBlocks,
+        deploysAccount: (op.initCode ?? "0x") !== "0x",
       })
       .returning();
     return row!;

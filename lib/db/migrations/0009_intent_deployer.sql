@@ -1,0 +1,2 @@
+ALTER TABLE "transaction_intents" ADD COLUMN "deploys_account" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+CREATE UNIQUE INDEX "transaction_intents_one_deployer" ON "transaction_intents" USING btree ("chain_id","account_id") WHERE "transaction_intents"."deploys_account" and "transaction_intents"."status" in ('awaiting_signature', 'pending');

@@ -1,0 +1,73 @@
+import crypto from "node:crypto";
+import { and, eq, sql } from "drizzle-orm";
+import { toHex } from "viem";
+import { getAccount } from "@/lib/accounts/service";
+import { deploymentOf } from "@/lib/chain/accounts";
+import { publicClient } from "@/lib/chain/clients";
+import type { ChainConfig } from "@/lib/chain/registry";
+import { estimateUserOperation, requiredPrefund, signPaymasterAndData, signUserOperation, userOperationHash } from "@/lib/chain/userop";
+import type { Db } from "@/lib/db/client";
+import { transactionIntents } from "@/lib/db/schema";
+import { getDeveloperAccount } from "@/lib/developer-accounts/service";
+import { deserializeUserOp, developerSender, playerSender, serializeUserOp, SPONSORSHIP_SECONDS, type IntentRow, type IntentSender } from "./service";
+
+/** The intent's sender as the service can sign for it, or null when its owner signs (non-custodial) or it is gone. */
+export async function custodialSender(db: Db, intent: IntentRow): Promise<IntentSender | null> {
+  const ctx = { projectId: intent.projectId, livemode: intent.livemode };
+  try {
+    const sender = intent.accountId.startsWith("dac_")
+      ? developerSender(await getDeveloperAccount(db, ctx, intent.accountId), intent.chainId)
+      : await playerSender(db, await getAccount(db, ctx, intent.accountId));
+    return sender.signer ? sender : null;
+  } catch {
+    // Deleted, or no longer custodial: nobody can sign a rebuilt op.
+    return null;
+  }
+}
+
+export interface RebuildOptions {
+  /** The op deploys the account (carries its initCode); otherwise it runs once the account has code. */
+  deploy: boolean;
+  /** A new 2D nonce key: only when the old op's nonce is used by another op, so the old one can never land. */
+  freshNonce?: boolean;
+}
+
+/**
+ * Rebuilds a pending custodial intent's op (same calls, fresh gas, fees and sponsorship window, signed again by the
+ * service) and records it, so its relay sends the new one. The same nonce is kept unless `freshNonce`: the old op and
+ * the new one can then never both land. With `deploy`, the intent becomes its account's deployer, which fails
+ * (unique violation of DEPLOYER_INDEX) if another live intent already is. The policy that accepted the intent is
+ * not asked again. Returns false when the intent is no longer pending.
+ */
+export async function rebuildIntent(db: Db, intent: IntentRow, chain: ChainConfig, sender: IntentSender, options: RebuildOptions): Promise<boolean> {
+  const old = deserializeUserOp(intent.userOperation);
+  const undeployed = !options.deploy && (await publicClient(chain).getCode({ address: sender.address })) === undefined;
+  // With defaultGuardian, the factory makes the service the guardian at deployment.
+  const factoryInitCode = deploymentOf(sender).initCode;
+  const { op: built } = await estimateUserOperation(chain, {
+    sender: sender.address,
+    initCode: options.deploy || undeployed ? factoryInitCode : "0x",
+    deployedFirst: !options.deploy,
+    callData: old.callData,
+    nonceKey: options.freshNonce ? BigInt(toHex(crypto.randomBytes(24))) : old.nonce >> 64n,
+    sponsored: intent.sponsored,
+  });
+  let op = built;
+  if (intent.sponsored) {
+    const chainNow = Number((await publicClient(chain).getBlock({ blockTag: "latest" })).timestamp);
+    op = { ...op, paymasterAndData: await signPaymasterAndData(chain, op, { validUntil: chainNow + SPONSORSHIP_SECONDS, validAfter: 0 }) };
+  }
+  op = await signUserOperation(chain, op, sender.signer!);
+  const rows = await db
+    .update(transactionIntents)
+    .set({
+      userOperation: serializeUserOp(op),
+      userOperationHash: userOperationHash(chain, op),
+      maxCost: requiredPrefund(op).toString(),
+      deploysAccount: (op.initCode ?? "0x") !== "0x",
+      updatedAt: sql`now()`,
+    })
+    .where(and(eq(transactionIntents.id, intent.id), eq(transactionIntents.status, "pending"), eq(transactionIntents.userOperationHash, intent.userOperationHash)))
+    .returning({ id: transactionIntents.id });
+  return rows.length > 0;
+}
