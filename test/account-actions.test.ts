@@ -208,6 +208,24 @@ describe("social recovery through the service as guardian", () => {
     expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ deployed: true, ownerAddress: newOwner });
   }, 90_000);
 
+  it("does not wait behind a first transaction the owner who lost the key never signs: start_recovery cancels it and deploys the account itself", async () => {
+    const key = project.keys.test.secret;
+    const policy = await selfPolicy(key, 31337);
+    const lost = privateKeyToAccount(generatePrivateKey());
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, externalOwnerAddress: lost.address, defaultGuardian: true } });
+    const noop = encodeFunctionData({ abi: smartAccountAbi, functionName: "addGuardian", args: [privateKeyToAccount(generatePrivateKey()).address] });
+    const unsigned = await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy: policy.id, interactions: [{ to: account.address, data: noop }] } });
+    expect(unsigned.body.nextAction, JSON.stringify(unsigned.body)).toMatchObject({ type: "sign_with_wallet" });
+
+    const newOwner = privateKeyToAccount(generatePrivateKey()).address;
+    const started = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: newOwner, policy: policy.id } });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    expect((await waitForLanding(key, started.body.id)).response.status).toBe(1);
+    expect((await read<[Address, bigint, number]>(31337, account.address, "getRecovery"))[0]).toBe(newOwner);
+    const [first] = await (await getDb()).select().from(transactionIntents).where(eq(transactionIntents.id, unsigned.body.id));
+    expect(first).toMatchObject({ status: "cancelled", error: expect.stringMatching(/start_recovery/) });
+  }, 60_000);
+
   it("deploys an external owner's account with the service as guardian through its first transaction, whose calls are only the owner's", async () => {
     const key = project.keys.test.secret;
     const policy = await selfPolicy(key, 31337);

@@ -1,3 +1,4 @@
+import { and, eq, sql } from "drizzle-orm";
 import { encodeFunctionData, isAddressEqual, recoverAddress, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { getAccount, type AccountRow } from "@/lib/accounts/service";
@@ -5,9 +6,11 @@ import { onChain, publicClient } from "@/lib/chain/clients";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
+import { transactionIntents } from "@/lib/db/schema";
 import { badRequest } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import type { ProjectContext } from "@/lib/projects/service";
+import { liveDeployer } from "./deployer";
 import { loadPolicy, playerSender, recordIntent, type IntentRow, type IntentSender } from "./service";
 
 /**
@@ -83,10 +86,28 @@ async function recoveryPlan(db: Queryable, ctx: ProjectContext, id: string, step
   return { account, chain, sender: { ...(await playerSender(db, account)), deployed: Boolean(code), signer: guardian } };
 }
 
+/**
+ * An owner's first intent still awaiting its signature carries the account's deployment (one live deployer per
+ * account), and an owner who lost the key never signs it: recovery would wait behind it for ever. It is cancelled, so
+ * that the recovery's own operation deploys the account.
+ */
+async function cancelUnsignedDeployer(db: Queryable, account: AccountRow) {
+  const deployer = await liveDeployer(db, account.chainId, account.id);
+  if (deployer?.status !== "awaiting_signature") return;
+  await db
+    .update(transactionIntents)
+    .set({ status: "cancelled", error: "cancelled by start_recovery, whose operation deploys the account instead", updatedAt: sql`now()` })
+    .where(and(eq(transactionIntents.id, deployer.id), eq(transactionIntents.status, "awaiting_signature")));
+}
+
 /** Proposes a new owner; it can take over after the recovery period with a strict majority of the guardians' signatures. */
 export async function startRecovery(db: Queryable, ctx: ProjectContext, id: string, input: { newOwnerAddress: Address; policy: string }) {
   const { account, sender } = await recoveryPlan(db, ctx, id, "start");
   const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "startRecovery", args: [input.newOwnerAddress] });
+  if (!sender.deployed) {
+    await loadPolicy(db, ctx, input.policy);
+    await cancelUnsignedDeployer(db, account);
+  }
   return selfIntent(db, ctx, account, input.policy, "startRecovery", data, { sender, direct: true, args: [input.newOwnerAddress] });
 }
 
