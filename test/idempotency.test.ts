@@ -59,13 +59,12 @@ describe("Idempotency-Key", () => {
   });
 
   it("replays a client error the operation itself produced", async () => {
-    const body = { name: "dup", chainId: 31337, address: "0x00000000000000000000000000000000000000aa" };
-    await call("POST", "/v1/contracts", { key, form: body });
     const headers = { "idempotency-key": "k-conflict" };
-    const first = await call("POST", "/v1/contracts", { key, form: body, headers });
-    expectError(first, 409);
-    const again = await call("POST", "/v1/contracts", { key, form: body, headers });
-    expect(again.status).toBe(409);
+    const first = await call("POST", "/v1/players/pla_missing", { key, form: { name: "renamed" }, headers });
+    expectError(first, 404);
+    const again = await call("POST", "/v1/players/pla_missing", { key, form: { name: "renamed" }, headers });
+    expect(again.status).toBe(404);
+    expect(again.body).toEqual(first.body);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
   });
 

@@ -6,7 +6,8 @@ import { syncAccount } from "@/lib/accounts/service";
 import { expireEvent } from "@/inngest/functions/expire";
 import { relayEvent } from "@/inngest/functions/relay";
 import { sendEvents } from "@/inngest/send";
-import type { Db } from "@/lib/db/client";
+import { afterCommit, refreshAfterCommit } from "@/lib/http/after-commit";
+import { getDb, type Db } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
@@ -25,12 +26,20 @@ const OPTIMISTIC_WAIT_MS = 15_000;
  * schedules the cancellation of a sponsored one still awaiting its signature when its sponsorship ends.
  */
 export async function relayIntent(db: Db, intent: intents.IntentRow, optimistic: boolean) {
+  // Under an Idempotency-Key the events go once the intent and the key's response have committed;
+  // if that send fails the minute sweep (resendUnsettledIntents) sends them, with the same ids.
   if (intent.status === "awaiting_signature") {
-    if (intent.sponsored) await sendEvents([expireEvent(intent.id)]);
+    if (intent.sponsored) await afterCommit(() => sendEvents([expireEvent(intent.id)]));
     return intent;
   }
-  await sendEvents([relayEvent(intent.id)]);
-  if (!optimistic) return intent;
+  const deferred = await afterCommit(() => sendEvents([relayEvent(intent.id)]));
+  // Nothing lands before the commit: the caller waits after it (refreshAfterCommit).
+  if (!optimistic || deferred) return intent;
+  return waitForLanding(db, intent);
+}
+
+/** The intent once its op has landed, or as it is after OPTIMISTIC_WAIT_MS. */
+async function waitForLanding(db: Db, intent: intents.IntentRow) {
   const deadline = Date.now() + OPTIMISTIC_WAIT_MS;
   for (;;) {
     const [row] = await db.select().from(transactionIntents).where(eq(transactionIntents.id, intent.id));
@@ -48,9 +57,10 @@ export const createIntent = defineOperation({
   input: createIntentInput,
   response: intentResponse,
   run: async ({ db, project, input, origin }) => {
-    let { intent } = await intents.createIntent(db, project, input);
-    intent = await relayIntent(db, intent, input.optimistic ?? false);
-    return presentIntent(db, project, intent, input.expand, origin);
+    const { intent } = await intents.createIntent(db, project, input);
+    const optimistic = input.optimistic ?? false;
+    if (optimistic) refreshAfterCommit(async () => presentIntent(await getDb(), project, await waitForLanding(await getDb(), intent), input.expand, origin));
+    return presentIntent(db, project, await relayIntent(db, intent, optimistic), input.expand, origin);
   },
 });
 
@@ -89,7 +99,9 @@ export const signIntent = defineOperation({
   response: intentResponse,
   run: async ({ db, project, params, input, origin }) => {
     const intent = await intents.submitSignature(db, project, params.id!, input.signature as `0x${string}`);
-    return presentIntent(db, project, await relayIntent(db, intent, input.optimistic ?? false), undefined, origin);
+    const optimistic = input.optimistic ?? false;
+    if (optimistic) refreshAfterCommit(async () => presentIntent(await getDb(), project, await waitForLanding(await getDb(), intent), undefined, origin));
+    return presentIntent(db, project, await relayIntent(db, intent, optimistic), undefined, origin);
   },
 });
 
@@ -103,6 +115,11 @@ export const deployAccount = defineOperation({
   response: accountResponse,
   run: async ({ db, project, params, input }) => {
     const intent = await intents.createDeploymentIntent(db, project, params.id!, input.policy);
+    refreshAfterCommit(async () => {
+      const root = await getDb();
+      if (intent) await waitForLanding(root, intent);
+      return presentAccount(root, project, await syncAccount(root, project, params.id!), undefined);
+    });
     if (intent) await relayIntent(db, intent, true);
     return presentAccount(db, project, await syncAccount(db, project, params.id!), undefined);
   },

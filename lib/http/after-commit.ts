@@ -1,0 +1,67 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+type Hook = () => Promise<void>;
+
+export interface Deferred {
+  hooks: Hook[];
+  /** The answer to give once the side effects ran (e.g. an optimistic intent that has landed since). */
+  refresh?: () => Promise<unknown>;
+}
+
+const pending = new AsyncLocalStorage<Deferred>();
+
+/**
+ * Runs `fn` now, or, inside a transaction begun by `deferringSideEffects`, once that transaction
+ * has committed: an event about a row must not go out before the row exists (nor for a row
+ * rolled back), and a failed send must not undo a commit. Returns whether it was deferred.
+ */
+export async function afterCommit(fn: Hook): Promise<boolean> {
+  const deferred = pending.getStore();
+  if (!deferred) {
+    await fn();
+    return false;
+  }
+  deferred.hooks.push(fn);
+  return true;
+}
+
+/**
+ * Inside a deferring transaction only: after the commit and its side effects, answer with what
+ * `fn` gives instead of the body computed in the transaction (which stays the key's answer
+ * should `fn` fail). Outside one the operation answers as it goes, so this does nothing.
+ */
+export function refreshAfterCommit(fn: () => Promise<unknown>) {
+  const deferred = pending.getStore();
+  if (deferred) deferred.refresh = fn;
+}
+
+/** Runs `body` collecting its `afterCommit` side effects instead of running them; the caller runs them after its commit. */
+export async function deferringSideEffects<T>(body: () => Promise<T>): Promise<{ result: T; deferred: Deferred }> {
+  const deferred: Deferred = { hooks: [] };
+  const result = await pending.run(deferred, body);
+  return { result, deferred };
+}
+
+/**
+ * Runs deferred side effects once their transaction committed, then the refreshed answer if any
+ * (undefined otherwise). A failure is logged, not thrown: the committed work stands and its own
+ * recovery (e.g. the minute sweep of unsettled intents) redoes the effect.
+ */
+export async function runDeferred(deferred: Deferred, context: Record<string, unknown> = {}): Promise<{ body: unknown } | undefined> {
+  const log = (what: string, err: unknown) =>
+    console.error(JSON.stringify({ level: "error", message: `${what} after commit failed; left to its recovery`, ...context, error: err instanceof Error ? err.message : String(err) }));
+  for (const hook of deferred.hooks) {
+    try {
+      await hook();
+    } catch (err) {
+      log("side effect", err);
+    }
+  }
+  if (!deferred.refresh) return undefined;
+  try {
+    return { body: await deferred.refresh() };
+  } catch (err) {
+    log("refreshing the answer", err);
+    return undefined;
+  }
+}

@@ -1,0 +1,112 @@
+import { InngestTestEngine } from "@inngest/test";
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { parseAbiItem, type Hex } from "viem";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { relayIntent } from "@/inngest/functions/relay";
+import { resendUnsettledIntents } from "@/inngest/functions/unsettled";
+import { sendEvents } from "@/inngest/send";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import { getDb } from "@/lib/db/client";
+import { transactionIntents } from "@/lib/db/schema";
+import { call } from "./api";
+import { clientOf } from "./chain";
+import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "./relay-fixtures";
+import { newProject } from "./api";
+
+// The boundary where the API hands an intent to the background runner: a test fails it once.
+vi.mock("@/inngest/send", async (original) => {
+  const mod = await original<typeof import("@/inngest/send")>();
+  return { ...mod, sendEvents: vi.fn(mod.sendEvents) };
+});
+
+let key: string;
+let projectId: string;
+let deposits: Awaited<ReturnType<typeof sponsoredDeposits>>;
+
+beforeAll(async () => {
+  await runInProcessOnly([relayIntent]);
+  const project = await newProject("idempotent intents");
+  key = project.keys.test.secret;
+  projectId = project.id;
+  deposits = await sponsoredDeposits(key);
+});
+
+const intentBody = () => ({
+  chainId: 31337,
+  policy: deposits.policy,
+  confirmationBlocks: 0,
+  interactions: [{ contract: deposits.contract, functionName: "depositTo", functionArgs: [serviceDeployment().paymaster] }],
+});
+
+const timesOnChain = async (userOpHash: Hex) =>
+  (
+    await clientOf(31337).getLogs({
+      address: serviceDeployment().entryPoint,
+      event: parseAbiItem("event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"),
+      args: { userOpHash },
+      fromBlock: 0n,
+    })
+  ).length;
+
+const intentsOf = async (player: string) =>
+  (await getDb()).select().from(transactionIntents).where(and(eq(transactionIntents.projectId, projectId), eq(transactionIntents.playerId, player)));
+
+describe("Idempotency-Key on transaction intents", () => {
+  it("replays the intent when its relay event failed to send, and the minute sweep still lands it, once", async () => {
+    const { body: player } = await call("POST", "/v1/players", { key, json: { name: "relay fails once" } });
+    const headers = { "idempotency-key": "tin-relay-send-fails" };
+    vi.mocked(sendEvents).mockRejectedValueOnce(new Error("event store unreachable"));
+
+    const first = await call("POST", "/v1/transaction_intents", { key, json: { ...intentBody(), player: player.id }, headers });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.id).toMatch(/^tin_/);
+    expect(first.body.response).toBeUndefined(); // pending: nothing landed
+
+    const retry = await call("POST", "/v1/transaction_intents", { key, json: { ...intentBody(), player: player.id }, headers });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body.id).toBe(first.body.id);
+    expect(await intentsOf(player.id)).toHaveLength(1);
+    expect((await intentRow(first.body.id)).status).toBe("pending");
+
+    // A minute later the sweep sends the event the request could not.
+    await (await getDb())
+      .update(transactionIntents)
+      .set({ updatedAt: sql`now() - interval '2 minutes'` })
+      .where(inArray(transactionIntents.id, [first.body.id]));
+    const { error } = await new InngestTestEngine({ function: resendUnsettledIntents }).execute();
+    expect(error).toBeUndefined();
+    const landed = await eventually("the intent to land", async () => {
+      const row = await intentRow(first.body.id);
+      return row.status === "successful" ? row : false;
+    }, 60_000);
+    expect(await timesOnChain(landed.userOperationHash as Hex)).toBe(1);
+    expect(await intentsOf(player.id)).toHaveLength(1);
+  });
+
+  it("runs concurrent duplicates once: the others wait for it and replay the same intent", async () => {
+    const { body: player } = await call("POST", "/v1/players", { key, json: { name: "concurrent intents" } });
+    const headers = { "idempotency-key": "tin-concurrent" };
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => call("POST", "/v1/transaction_intents", { key, json: { ...intentBody(), player: player.id }, headers })),
+    );
+    const ok = results.filter((r) => r.status === 200);
+    for (const r of results) if (r.status !== 200) expect(r.body.error.type).toBe("idempotency_error");
+    expect(new Set(ok.map((r) => r.body.id)).size).toBe(1);
+    const [only] = await intentsOf(player.id);
+    expect(await intentsOf(player.id)).toHaveLength(1);
+    await eventually("the intent to land", async () => (await intentRow(only!.id)).status === "successful", 60_000);
+    expect(await timesOnChain(only!.userOperationHash as Hex)).toBe(1);
+  });
+
+  it("keeps nothing of a request that failed before its commit, so the retry runs", async () => {
+    const { body: player } = await call("POST", "/v1/players", { key, json: { name: "refused" } });
+    const headers = { "idempotency-key": "tin-bad-policy" };
+    const refused = await call("POST", "/v1/transaction_intents", { key, json: { ...intentBody(), player: player.id, policy: "pol_missing" }, headers });
+    expect(refused.status).toBe(400);
+    const replayed = await call("POST", "/v1/transaction_intents", { key, json: { ...intentBody(), player: player.id, policy: "pol_missing" }, headers });
+    expect(replayed.status).toBe(400);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(await intentsOf(player.id)).toHaveLength(0);
+  });
+});
