@@ -67,8 +67,9 @@ export function handle(op: Operation) {
       const input = validate(op.input, raw);
       const params = paramsOf((await route?.params) ?? {});
       const activeDb = db;
-      const execute = async () => {
-        const body = await op.run({ db: activeDb, project, input, params, path: url.pathname, origin: requestOrigin(request.headers, request.url) });
+      // With an Idempotency-Key, `runDb` is the transaction that also stores the key's response.
+      const execute = async (runDb: Db = activeDb) => {
+        const body = await op.run({ db: runDb, project, input, params, path: url.pathname, origin: requestOrigin(request.headers, request.url) });
         if (process.env.VITEST) op.response.parse(body); // the documented shape is the real shape
         return { status: 200, body };
       };
