@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { dataDir } from "@/lib/config";
 import { deployChains, describeChains, listChains } from "./chains";
+import { describeRotation, rotateMaster } from "./keys";
 import { closeDb, EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
 import { embeddedOwner } from "@/lib/db/embedded";
 import { AdminCommandError, runAdminCommand, type AdminCommand } from "@/lib/projects/commands";
@@ -12,6 +13,7 @@ const usage = `Usage:
   npm run cli -- project list [--json]
   npm run cli -- project claim-link [--project PROJECT_ID] [--json]
   npm run cli -- keys roll --project PROJECT_ID [--mode test|live] [--json]
+  npm run cli -- keys rotate-master [--json]   (README: Rotating the master key)
   npm run cli -- chain list [--json]
   npm run cli -- chain deploy [--chain CHAIN_ID] [--json]
 
@@ -113,6 +115,11 @@ async function main(argv: string[]) {
     const result = verb === "chain list" ? await listChains() : await deployChains(chainId);
     const text = verb === "chain list" ? describeChains(result as Awaited<ReturnType<typeof listChains>>) : `Deployed on ${chainId ?? "every configured chain"}:\n${JSON.stringify(result, null, 2)}`;
     console.log(values.json ? JSON.stringify(result, null, 2) : text);
+    return;
+  }
+  if (verb === "keys rotate-master") {
+    const result = await rotateMaster();
+    console.log(values.json ? JSON.stringify(result, null, 2) : describeRotation(result));
     return;
   }
   const cmd = commandOf(positionals, values);

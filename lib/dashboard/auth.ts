@@ -9,7 +9,7 @@ import { isLockedOut, recordSignIn } from "@/lib/developers/lockout";
 import { checkCredentials, oauthDeveloper } from "@/lib/developers/service";
 import { clientAddress } from "@/lib/http/client-address";
 import { hit, limits } from "@/lib/http/rate-limit";
-import { masterKey } from "@/lib/keys/encryption";
+import { derivationRoot } from "@/lib/keys/master";
 
 // Self-hosted behind whatever host name it is reached by: take the origin from the request
 // (next-auth otherwise assumes http://localhost:3000) unless NEXTAUTH_URL pins it.
@@ -34,7 +34,7 @@ let options: NextAuthOptions | undefined;
 /** Sessions are JWTs in an encrypted cookie, keyed from the master key (or NEXTAUTH_SECRET). */
 export function authOptions(): NextAuthOptions {
   options ??= {
-    secret: process.env.NEXTAUTH_SECRET ?? Buffer.from(crypto.hkdfSync("sha256", masterKey(), "smart-wallet-service", "dashboard-sessions", 32)).toString("base64url"),
+    secret: process.env.NEXTAUTH_SECRET ?? Buffer.from(crypto.hkdfSync("sha256", derivationRoot(), "smart-wallet-service", "dashboard-sessions", 32)).toString("base64url"),
     session: { strategy: "jwt", maxAge: 7 * 24 * 3600 },
     pages: { signIn: "/login", error: "/login" },
     providers: [

@@ -17,7 +17,7 @@ const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
   and(eq(developerAccounts.projectId, ctx.projectId), eq(developerAccounts.livemode, ctx.livemode), ...conditions);
 
 // The ciphertext is bound to its project and owner address, as players' keys are.
-const aad = (projectId: string, ownerAddress: string) => `developer-account:${projectId}:${ownerAddress}`;
+export const developerKeyAad = (projectId: string, ownerAddress: string) => `developer-account:${projectId}:${ownerAddress}`;
 
 /** What the owner of an external address signs (personal_sign) to add it as a developer account. */
 export const ownershipMessage = (ctx: ProjectContext, address: Address) =>
@@ -39,7 +39,7 @@ async function insertCustodial(db: Queryable, ctx: ProjectContext, name: string 
       address: counterfactualAddress(ownerAddress, salt),
       ownerAddress,
       salt,
-      encryptedPrivateKey: encrypt(privateKey, aad(ctx.projectId, ownerAddress)),
+      encryptedPrivateKey: encrypt(privateKey, developerKeyAad(ctx.projectId, ownerAddress)),
     })
     .returning();
   return row!;
@@ -129,7 +129,7 @@ export async function tokenCollector(db: Queryable, ctx: ProjectContext): Promis
 /** Decrypts a custodial developer account's owner key only for the signer handed back. */
 export function developerSigner(row: DeveloperAccountRow): PrivateKeyAccount {
   if (!row.custodial || !row.encryptedPrivateKey || !row.ownerAddress) throw new Error(`developer account ${row.id} is not custodial`);
-  const account = privateKeyToAccount(decrypt(row.encryptedPrivateKey, aad(row.projectId, row.ownerAddress)) as Hex);
+  const account = privateKeyToAccount(decrypt(row.encryptedPrivateKey, developerKeyAad(row.projectId, row.ownerAddress)) as Hex);
   if (account.address !== row.ownerAddress) throw new Error(`developer account ${row.id}'s key does not match its owner`);
   return account;
 }

@@ -10,7 +10,7 @@ import { decrypt, encrypt } from "./encryption";
 export type OwnerKeyRow = typeof ownerKeys.$inferSelect;
 
 // The ciphertext is bound to its project and address: a row's key cannot be swapped into another row.
-const aad = (row: Pick<OwnerKeyRow, "projectId" | "address">) => `owner-key:${row.projectId}:${row.address}`;
+export const ownerKeyAad = (row: Pick<OwnerKeyRow, "projectId" | "address">) => `owner-key:${row.projectId}:${row.address}`;
 
 /** The player's custodial owner key, generated on first use (concurrent callers get the same key). */
 export async function ownerKeyFor(db: Queryable, ctx: ProjectContext, playerId: string): Promise<OwnerKeyRow> {
@@ -25,7 +25,7 @@ export async function ownerKeyFor(db: Queryable, ctx: ProjectContext, playerId: 
       ...ctx,
       playerId,
       address,
-      encryptedPrivateKey: encrypt(privateKey, aad({ projectId: ctx.projectId, address })),
+      encryptedPrivateKey: encrypt(privateKey, ownerKeyAad({ projectId: ctx.projectId, address })),
     })
     .onConflictDoNothing({ target: ownerKeys.playerId });
   const [row] = await db.select().from(ownerKeys).where(eq(ownerKeys.playerId, playerId));
@@ -39,7 +39,7 @@ export async function findOwnerKey(db: Queryable, playerId: string): Promise<Own
 
 /** Decrypts the key only for the signer handed back; callers use it to sign and drop it. */
 export function ownerSigner(row: OwnerKeyRow): PrivateKeyAccount {
-  const account = privateKeyToAccount(decrypt(row.encryptedPrivateKey, aad(row)) as Hex);
+  const account = privateKeyToAccount(decrypt(row.encryptedPrivateKey, ownerKeyAad(row)) as Hex);
   if (account.address !== row.address) throw new Error(`owner key ${row.id} does not match its address`);
   return account;
 }

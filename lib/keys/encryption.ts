@@ -1,51 +1,66 @@
 import crypto from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
-import { dataDir } from "@/lib/config";
+import { keyring, MasterKeyError, type Keyring, type MasterKey } from "./master";
 
-const state = globalThis as unknown as { __masterKey?: Buffer };
+export { derivationRoot, MasterKeyError } from "./master";
+
+const b64 = (b: Buffer) => b.toString("base64url");
 
 /**
- * The master key: `KEY_ENCRYPTION_KEY` (32 bytes, base64 or hex), or in the embedded default
- * one generated once into `.data/master.key`.
+ * AES-256-GCM under the encryption key derived from the current master key; the output is
+ * `v2.<kid>.<iv>.<tag>.<ciphertext>` (base64url), the kid naming the master key, so data sealed
+ * under several keys (during a rotation) decrypts without trying each.
  */
-export function masterKey(): Buffer {
-  if (state.__masterKey) return state.__masterKey;
-  const configured = process.env.KEY_ENCRYPTION_KEY;
-  let key: Buffer;
-  if (configured) {
-    key = /^[0-9a-fA-F]{64}$/.test(configured) ? Buffer.from(configured, "hex") : Buffer.from(configured, "base64");
-    if (key.length !== 32) throw new Error("KEY_ENCRYPTION_KEY must be 32 bytes (64 hex characters or base64)");
-  } else {
-    const file = path.join(dataDir(), "master.key");
-    fs.mkdirSync(dataDir(), { recursive: true });
-    try {
-      fs.writeFileSync(file, crypto.randomBytes(32).toString("base64"), { flag: "wx", mode: 0o600 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
-    key = Buffer.from(fs.readFileSync(file, "utf8").trim(), "base64");
-  }
-  state.__masterKey = key;
-  return key;
-}
-
-/** AES-256-GCM; the output is `v1.<iv>.<tag>.<ciphertext>` in base64url. */
-export function encrypt(plaintext: string, aad = ""): string {
+export function encrypt(plaintext: string, aad = "", ring: Keyring = keyring()): string {
+  const { kid, encryptionKey } = ring.current;
   const iv = crypto.randomBytes(12);
-  const cipher = crypto.createCipheriv("aes-256-gcm", masterKey(), iv);
+  const cipher = crypto.createCipheriv("aes-256-gcm", encryptionKey, iv);
   cipher.setAAD(Buffer.from(aad));
   const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  return ["v1", iv, cipher.getAuthTag(), body].map((p) => (typeof p === "string" ? p : p.toString("base64url"))).join(".");
+  return ["v2", kid, b64(iv), b64(cipher.getAuthTag()), b64(body)].join(".");
 }
 
-export function decrypt(sealed: string, aad = ""): string {
-  const [version, iv, tag, body] = sealed.split(".");
-  if (version !== "v1" || !iv || !tag || body === undefined) throw new Error("unknown ciphertext format");
-  const decipher = crypto.createDecipheriv("aes-256-gcm", masterKey(), Buffer.from(iv, "base64url"));
+function open(key: Buffer, iv: string, tag: string, body: string, aad: string): string {
+  const decipher = crypto.createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"));
   decipher.setAAD(Buffer.from(aad));
   decipher.setAuthTag(Buffer.from(tag, "base64url"));
   return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+}
+
+const kids = (ring: Keyring) => ring.all.map((k) => k.kid).join(", ");
+
+/** The master key a ciphertext is sealed under (`legacy` for v1, which has no kid). */
+export const sealedKid = (sealed: string) => (sealed.startsWith("v2.") ? sealed.split(".")[1] : "legacy");
+
+export function decrypt(sealed: string, aad = "", ring: Keyring = keyring()): string {
+  const parts = sealed.split(".");
+  if (parts[0] === "v2" && parts.length === 5) {
+    const [, kid, iv, tag, body] = parts as [string, string, string, string, string];
+    const key = ring.all.find((k) => k.kid === kid);
+    if (!key) {
+      throw new MasterKeyError(
+        `This secret is sealed under master key ${kid}, which is not configured (configured: ${kids(ring)}). Set KEY_ENCRYPTION_KEY, or add the key to KEY_ENCRYPTION_KEYRING while rotating.`,
+      );
+    }
+    try {
+      return open(key.encryptionKey, iv, tag, body, aad);
+    } catch {
+      throw new MasterKeyError(`This secret does not authenticate under master key ${kid}: it was altered or belongs to another record.`);
+    }
+  }
+  if (parts[0] === "v1" && parts.length === 4) return openLegacy(parts as [string, string, string, string], aad, ring.all);
+  throw new MasterKeyError("unknown ciphertext format");
+}
+
+/** v1: sealed with a master key itself, before keys had ids: the first configured key that authenticates it. */
+function openLegacy([, iv, tag, body]: [string, string, string, string], aad: string, keys: MasterKey[]): string {
+  for (const key of keys) {
+    try {
+      return open(key.raw, iv, tag, body, aad);
+    } catch {
+      // not this key
+    }
+  }
+  throw new MasterKeyError(`This secret (legacy format) authenticates under none of the configured master keys (${keys.map((k) => k.kid).join(", ")}): set the master key it was sealed with.`);
 }
 
 export const sha256 = (value: string) => crypto.createHash("sha256").update(value).digest("hex");

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import { bytesToHex } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import { masterKey } from "./encryption";
+import { derivationRoot } from "./master";
 
 /** What a service key is for. Each purpose gets its own key. */
 export type ServiceKeyPurpose = "paymaster-owner" | "paymaster-signer" | "guardian" | `executor-${number}`;
@@ -10,15 +10,15 @@ const cache = globalThis as unknown as { __serviceKeys?: Map<string, PrivateKeyA
 
 /**
  * The service's own signing keys (paymaster signer and owner, default guardian, relay executors)
- * are derived from the master key with HKDF, so every instance sharing `KEY_ENCRYPTION_KEY`
- * holds the same keys without storing or coordinating anything, and each purpose's key is
- * independent of the others.
+ * are derived with HKDF from the derivation root (the master key, pinned by a rotation), so every
+ * instance sharing it holds the same keys without storing or coordinating anything, and each
+ * purpose's key is independent of the others.
  */
 export function serviceAccount(purpose: ServiceKeyPurpose): PrivateKeyAccount {
   cache.__serviceKeys ??= new Map();
   let account = cache.__serviceKeys.get(purpose);
   if (!account) {
-    const key = crypto.hkdfSync("sha256", masterKey(), "smart-wallet-service", `service-key:${purpose}`, 32);
+    const key = crypto.hkdfSync("sha256", derivationRoot(), "smart-wallet-service", `service-key:${purpose}`, 32);
     account = privateKeyToAccount(bytesToHex(new Uint8Array(key)));
     cache.__serviceKeys.set(purpose, account);
   }

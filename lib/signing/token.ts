@@ -3,7 +3,7 @@ import { errors, jwtVerify, SignJWT } from "jose";
 import { ApiError } from "@/lib/http/errors";
 import { unixSeconds } from "@/lib/http/resource";
 import { SPONSORSHIP_SECONDS } from "@/lib/intents/service";
-import { masterKey } from "@/lib/keys/encryption";
+import { derivationRoot } from "@/lib/keys/master";
 import type { ProjectContext } from "@/lib/projects/service";
 
 /** How long a link to an unsponsored intent works: nothing else ends its wait for a signature. */
@@ -11,7 +11,7 @@ export const UNSPONSORED_LINK_SECONDS = 3600;
 
 // Its own key, derived from the master key: a leaked link key reveals nothing else, and every
 // instance sharing KEY_ENCRYPTION_KEY accepts the links the others made.
-const linkKey = () => new Uint8Array(crypto.hkdfSync("sha256", masterKey(), "smart-wallet-service", "signing-links", 32));
+const linkKey = () => new Uint8Array(crypto.hkdfSync("sha256", derivationRoot(), "smart-wallet-service", "signing-links", 32));
 
 const ISSUER = "smart-wallet-service";
 const AUDIENCE = "signing-page";

@@ -1,0 +1,101 @@
+import { and, asc, eq, gt, isNotNull, notLike, type SQL } from "drizzle-orm";
+import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
+import type { Db } from "@/lib/db/client";
+import { apiKeys, developerAccounts, ownerKeys } from "@/lib/db/schema";
+import { developerKeyAad } from "@/lib/developer-accounts/service";
+import { ownerKeyAad } from "./custodial";
+import { decrypt, encrypt } from "./encryption";
+import type { Keyring } from "./master";
+
+/** A column of secrets sealed with `encrypt`, and how each row's AAD is formed where it is sealed. */
+interface SealedColumn {
+  name: string;
+  table: PgTable;
+  id: AnyPgColumn;
+  column: AnyPgColumn;
+  /** The column's property name in the drizzle table, for the update. */
+  key: string;
+  fields: Record<string, AnyPgColumn>;
+  aad: (row: Record<string, string>) => string;
+}
+
+/** Every encrypted column: a new one must be listed here, or a rotation would leave it behind. */
+export const sealedColumns: SealedColumn[] = [
+  {
+    name: "owner_keys.encrypted_private_key",
+    table: ownerKeys,
+    id: ownerKeys.id,
+    column: ownerKeys.encryptedPrivateKey,
+    key: "encryptedPrivateKey",
+    fields: { projectId: ownerKeys.projectId, address: ownerKeys.address },
+    aad: (row) => ownerKeyAad({ projectId: row.projectId!, address: row.address! }),
+  },
+  {
+    name: "developer_accounts.encrypted_private_key",
+    table: developerAccounts,
+    id: developerAccounts.id,
+    column: developerAccounts.encryptedPrivateKey,
+    key: "encryptedPrivateKey",
+    fields: { projectId: developerAccounts.projectId, ownerAddress: developerAccounts.ownerAddress },
+    aad: (row) => developerKeyAad(row.projectId!, row.ownerAddress!),
+  },
+  {
+    name: "api_keys.encrypted_secret",
+    table: apiKeys,
+    id: apiKeys.id,
+    column: apiKeys.encryptedSecret,
+    key: "encryptedSecret",
+    fields: { projectId: apiKeys.projectId },
+    aad: (row) => row.projectId!, // as lib/projects/service.ts seals secret keys
+  },
+];
+
+export interface RotationReport {
+  column: string;
+  reencrypted: number;
+}
+
+/**
+ * Re-encrypts every secret not yet under the keyring's current master key, in batches, each
+ * batch in its own transaction. Running servers keep working meanwhile: they hold the same
+ * keyring, so they read both forms and seal new secrets under the current key; each row is
+ * swapped only if it still holds what was read. Stops at the first secret no configured key
+ * opens, naming it. Running it again resumes; once done it changes nothing.
+ */
+export async function reencryptAll(db: Db, ring: Keyring, batchSize = 200): Promise<RotationReport[]> {
+  const reports: RotationReport[] = [];
+  for (const spec of sealedColumns) {
+    let reencrypted = 0;
+    let after = "";
+    const stale: SQL = notLike(spec.column, `v2.${ring.current.kid}.%`);
+    for (;;) {
+      const rows = (await db
+        .select({ id: spec.id, sealed: spec.column, ...spec.fields })
+        .from(spec.table)
+        .where(and(gt(spec.id, after), isNotNull(spec.column), stale))
+        .orderBy(asc(spec.id))
+        .limit(batchSize)) as Record<string, string>[];
+      if (rows.length === 0) break;
+      const resealed = rows.map((row) => {
+        try {
+          return { id: row.id!, from: row.sealed!, to: encrypt(decrypt(row.sealed!, spec.aad(row), ring), spec.aad(row), ring) };
+        } catch (err) {
+          throw new Error(`${spec.name} of ${row.id}: ${(err as Error).message}`);
+        }
+      });
+      await db.transaction(async (tx) => {
+        for (const { id, from, to } of resealed) {
+          const done = await tx
+            .update(spec.table)
+            .set({ [spec.key]: to })
+            .where(and(eq(spec.id, id), eq(spec.column, from)))
+            .returning({ id: spec.id });
+          reencrypted += done.length;
+        }
+      });
+      after = rows[rows.length - 1]!.id!;
+    }
+    reports.push({ column: spec.name, reencrypted });
+  }
+  return reports;
+}
