@@ -1,9 +1,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "@/lib/db/client";
-import { developers } from "@/lib/db/schema";
+import { developers, rateLimitCounters } from "@/lib/db/schema";
 import { developerProjectScope } from "@/lib/dashboard/context";
 import { checkCredentials, projectsOf, signUp } from "@/lib/developers/service";
 import { signUpInput } from "@/lib/developers/schema";
@@ -157,14 +157,31 @@ describe("dashboard queries", () => {
 describe("sign-in lock-out", () => {
   it("locks an email after 10 wrong passwords for 15 minutes; a success clears the count", async () => {
     const { isLockedOut, recordSignIn } = await import("@/lib/developers/lockout");
+    const db = await getDb();
     const email = unique();
-    const t0 = 1_000_000;
-    for (let i = 0; i < 9; i++) recordSignIn(email, false, t0);
-    expect(isLockedOut(email, t0)).toBe(false);
-    recordSignIn(email, true, t0);
-    for (let i = 0; i < 10; i++) recordSignIn(email, false, t0);
-    expect(isLockedOut(email, t0 + 60_000)).toBe(true);
-    expect(isLockedOut(unique(), t0)).toBe(false);
-    expect(isLockedOut(email, t0 + 15 * 60_000 + 1)).toBe(false);
+    const t0 = Date.now();
+    for (let i = 0; i < 9; i++) await recordSignIn(db, email, false, t0);
+    expect(await isLockedOut(db, email, t0)).toBe(false);
+    await recordSignIn(db, email, true, t0);
+    await Promise.all(Array.from({ length: 10 }, () => recordSignIn(db, email, false, t0)));
+    expect(await isLockedOut(db, email, t0 + 60_000)).toBe(true);
+    expect(await isLockedOut(db, unique(), t0)).toBe(false);
+    expect(await isLockedOut(db, email, t0 + 15 * 60_000 + 1)).toBe(false);
+    // A failure after the window starts a new count.
+    await recordSignIn(db, email, false, t0 + 15 * 60_000 + 1);
+    expect(await isLockedOut(db, email, t0 + 15 * 60_000 + 2)).toBe(false);
+  });
+
+  it("holds on every instance: the count is in the database, not in the process", async () => {
+    const { isLockedOut, recordSignIn } = await import("@/lib/developers/lockout");
+    const db = await getDb();
+    const email = unique();
+    for (let i = 0; i < 10; i++) await recordSignIn(db, email, false);
+    const [row] = await db.select().from(rateLimitCounters).where(eq(rateLimitCounters.bucket, `lockout:${email}`));
+    expect(row!.hits).toBe(10);
+    vi.resetModules(); // another process: a fresh module, no memory of the failures
+    const fresh = await import("@/lib/developers/lockout");
+    expect(await fresh.isLockedOut(db, email)).toBe(true);
+    expect(await isLockedOut(db, email)).toBe(true);
   });
 });

@@ -43,13 +43,14 @@ export function authOptions(): NextAuthOptions {
         credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
         async authorize(raw, req) {
           const parsed = signInInput.safeParse(raw);
-          if (!parsed.success || isLockedOut(parsed.data.email)) return null;
+          if (!parsed.success) return null;
           const db = await getDb();
+          if (await isLockedOut(db, parsed.data.email)) return null;
           // Per client address, whichever emails are tried (the lock-out is per email).
           const attempt = await hit(db, `auth:sign-in:${clientAddress(req?.headers)}`, limits.auth());
           if (!attempt.allowed) return null;
           const developer = await checkCredentials(db, parsed.data.email, parsed.data.password);
-          recordSignIn(parsed.data.email, developer !== null);
+          await recordSignIn(db, parsed.data.email, developer !== null);
           return developer && { id: developer.id, email: developer.email, name: developer.name };
         },
       }),

@@ -26,10 +26,10 @@ export async function checkSignIn(form: FormData): Promise<FormState> {
     if (err instanceof ApiError) return { error: { message: err.message } };
     throw err;
   }
-  if (isLockedOut(email)) return { error: { message: "Too many wrong passwords for this email: try again in 15 minutes." } };
+  if (await isLockedOut(db, email)) return { error: { message: "Too many wrong passwords for this email: try again in 15 minutes." } };
   const developer = await checkCredentials(db, email, password);
   if (!developer) {
-    recordSignIn(email, false);
+    await recordSignIn(db, email, false);
     return { error: { message: "Wrong email or password." } };
   }
   return { ok: true };
