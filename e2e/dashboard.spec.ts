@@ -46,7 +46,7 @@ test("the claim link works once; the owner invites a developer, who signs up int
   await page.getByRole("button", { name: "Create invitation" }).click();
   const link = (await page.getByTestId("invite-link").textContent())!;
   expect(link).toMatch(/\/invite\/[\w-]{43}$/);
-  await screenshot(page, "03-team");
+  await screenshot(page, "14-team");
   // The invited developer signs up with the invited email, into Alice's organization and its project.
   expect(await signUp(other, erin, link)).toBe(state.base);
   await expect(other.getByRole("heading", { name: "Default project" })).toBeVisible();
