@@ -56,19 +56,35 @@ function cleanUp(db: Queryable, now: number) {
     .catch((err: unknown) => console.error(JSON.stringify({ level: "warn", message: "rate-limit cleanup failed", error: String(err) })));
 }
 
+type Outcome = { allowed: boolean; hits: number; retryAfter: number };
+
+/** Counts one hit in each bucket, in one statement; answers, per bucket, whether it is over its limit and when its window ends. */
+export async function hitAll(db: Queryable, buckets: { bucket: string; limit: Limit }[], now = Date.now()): Promise<Outcome[]> {
+  const counted = buckets.filter((b) => b.limit.max > 0);
+  const rows = counted.map(({ bucket, limit }) => {
+    const windowStart = Math.floor(now / limit.windowMs) * limit.windowMs;
+    return { bucket, windowStart, expiresAt: windowStart + limit.windowMs, hits: 1 };
+  });
+  const returned = rows.length
+    ? await db
+        .insert(rateLimitCounters)
+        .values(rows)
+        .onConflictDoUpdate({ target: [rateLimitCounters.bucket, rateLimitCounters.windowStart], set: { hits: sql`${rateLimitCounters.hits} + 1` } })
+        .returning({ bucket: rateLimitCounters.bucket, hits: rateLimitCounters.hits })
+    : [];
+  if (rows.length) cleanUp(db, now);
+  return buckets.map(({ bucket, limit }) => {
+    const row = rows.find((r) => r.bucket === bucket);
+    if (!row) return { allowed: true, hits: 0, retryAfter: 0 };
+    const hits = returned.find((r) => r.bucket === bucket)!.hits;
+    return { allowed: hits <= limit.max, hits, retryAfter: Math.max(1, Math.ceil((row.expiresAt - now) / 1000)) };
+  });
+}
+
 /** Counts one hit in the bucket; answers whether it is over the limit, and when the window ends. */
-export async function hit(db: Queryable, bucket: string, limit: Limit, now = Date.now()): Promise<{ allowed: boolean; hits: number; retryAfter: number }> {
-  if (!(limit.max > 0)) return { allowed: true, hits: 0, retryAfter: 0 };
-  const windowStart = Math.floor(now / limit.windowMs) * limit.windowMs;
-  const expiresAt = windowStart + limit.windowMs;
-  const [row] = await db
-    .insert(rateLimitCounters)
-    .values({ bucket, windowStart, expiresAt, hits: 1 })
-    .onConflictDoUpdate({ target: [rateLimitCounters.bucket, rateLimitCounters.windowStart], set: { hits: sql`${rateLimitCounters.hits} + 1` } })
-    .returning({ hits: rateLimitCounters.hits });
-  cleanUp(db, now);
-  const hits = row!.hits;
-  return { allowed: hits <= limit.max, hits, retryAfter: Math.max(1, Math.ceil((expiresAt - now) / 1000)) };
+export async function hit(db: Queryable, bucket: string, limit: Limit, now = Date.now()): Promise<Outcome> {
+  const [outcome] = await hitAll(db, [{ bucket, limit }], now);
+  return outcome!;
 }
 
 const tooMany = (message: string, retryAfter: number) =>
@@ -88,8 +104,10 @@ export async function takeToken(db: Queryable, project: { projectId: string; liv
   const scope = `${project.projectId}:${project.livemode ? "live" : "test"}`;
   const api = limits.api();
   if (!(api.max > 0)) return; // RATE_LIMIT_PER_SECOND=0 turns the API's limits off, the chain share with them
-  await enforce(db, `api:${scope}`, api, "Too many requests for this project", now);
-  if (EXPENSIVE_OPERATIONS.has(operationId)) {
-    await enforce(db, `chain:${scope}`, limits.expensive(), `Too many ${operationId} requests for this project`, now);
-  }
+  const buckets = [{ bucket: `api:${scope}`, limit: api }];
+  if (EXPENSIVE_OPERATIONS.has(operationId)) buckets.push({ bucket: `chain:${scope}`, limit: limits.expensive() });
+  // One statement for both: the request's whole cost of limiting is a single round trip.
+  const [general, chain] = await hitAll(db, buckets, now);
+  if (!general!.allowed) throw tooMany("Too many requests for this project", general!.retryAfter);
+  if (chain && !chain.allowed) throw tooMany(`Too many ${operationId} requests for this project`, chain.retryAfter);
 }
