@@ -99,6 +99,17 @@ describe("Idempotency-Key on transaction intents", () => {
     expect(await timesOnChain(only!.userOperationHash as Hex)).toBe(1);
   });
 
+  it("answers an optimistic request once its op has landed (after the commit), and replays that answer", async () => {
+    const { body: player } = await call("POST", "/v1/players", { key, json: { name: "optimistic" } });
+    const headers = { "idempotency-key": "tin-optimistic" };
+    const first = await call("POST", "/v1/transaction_intents", { key, json: { ...intentBody(), player: player.id, optimistic: true }, headers });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.response).toMatchObject({ status: 1 });
+    const again = await call("POST", "/v1/transaction_intents", { key, json: { ...intentBody(), player: player.id, optimistic: true }, headers });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+  });
+
   it("keeps nothing of a request that failed before its commit, so the retry runs", async () => {
     const { body: player } = await call("POST", "/v1/players", { key, json: { name: "refused" } });
     const headers = { "idempotency-key": "tin-bad-policy" };
