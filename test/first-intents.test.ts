@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
-import type { Address, Hex } from "viem";
+import { recoverMessageAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
-import { embeddedRunner } from "@/inngest/runner";
+import { ensureRunner } from "@/inngest/send";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
@@ -59,7 +59,7 @@ describe("first intents of fresh accounts, sent at once", () => {
     const account = await newAccount();
     const db = await getDb();
     // Held back from the runner, so the deployer can fail (as a rejection would fail it) before anything is relayed.
-    const runner = embeddedRunner()!;
+    const runner = (await ensureRunner())!;
     await runner.stop();
     try {
       const deployer = (await createIntent({ account: account.id, interactions: [deposit(account.id)] })).body;
@@ -81,6 +81,30 @@ describe("first intents of fresh accounts, sent at once", () => {
     } finally {
       await runner.start();
     }
+  });
+
+  it("a custodial intent whose op is refused for a reason a rebuild fixes (here a bad signature) is rebuilt with the same nonce, signed again, and lands", async () => {
+    const account = await newAccount();
+    const runner = (await ensureRunner())!;
+    await runner.stop();
+    let created;
+    try {
+      created = (await createIntent({ account: account.id, interactions: [deposit(account.id)] })).body;
+      // The stored op's signature is not the owner's: the EntryPoint refuses it (AA24).
+      const stranger = privateKeyToAccount(generatePrivateKey());
+      const forged = await stranger.signMessage({ message: { raw: created.userOperationHash as Hex } });
+      const db = await getDb();
+      await db.update(transactionIntents).set({ userOperation: { ...created.userOperation, signature: forged } }).where(eq(transactionIntents.id, created.id));
+    } finally {
+      await runner.start();
+    }
+    const landed = await waitForLanding(key, created.id);
+    expect(landed.response).toMatchObject({ status: 1 });
+    // Signed again by the owner (with no block in between, the rebuilt op can be the very op first built).
+    const { body: owned } = await call("GET", `/v1/accounts/${account.id}`, { key });
+    expect(await recoverMessageAddress({ message: { raw: landed.userOperationHash as Hex }, signature: landed.userOperation.signature })).toBe(owned.ownerAddress);
+    expect(landed.userOperation.nonce).toBe(created.userOperation.nonce);
+    expect((await entryPointHistory(31337, account.address, 0n)).operations.map((op) => op.userOpHash)).toEqual([landed.userOperationHash]);
   });
 
   it("a non-custodial intent signed to run after a deployment that never comes ends failed, with its reason and webhook", async () => {

@@ -8,9 +8,10 @@ import { enqueue, findUserOperationReceipt, type RelayedUserOperationReceipt } f
 import { UserOperationRejectedError } from "@/lib/chain/userop";
 import { getDb, type Db } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
-import { custodialSender, rebuildIntent } from "./rebuild";
+import { ApiError } from "@/lib/http/errors";
 import { DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
-import { deserializeUserOp, type IntentRow } from "./service";
+import { custodialSender, rebuildIntent, type RebuildOptions } from "./rebuild";
+import { deserializeUserOp, type IntentRow, type IntentSender } from "./service";
 
 const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
 
@@ -130,10 +131,7 @@ export async function landIntent(db: Db, intentId: string, options: { rebuild?: 
       if (err.code === "AA20") return awaitDeployment(db, intent, chain);
       if (options.rebuild && err.code && REBUILDABLE.test(err.code)) {
         const sender = await custodialSender(db, intent);
-        if (sender) {
-          await rebuildIntent(db, intent, chain, sender, { deploy: false, freshNonce: err.code === "AA25" });
-          return "retry";
-        }
+        if (sender) return rebuild(db, intent, chain, sender, { deploy: false, freshNonce: err.code === "AA25" });
       }
       await failIntent(db, intent.id, err.message);
       return "rejected";
@@ -191,16 +189,7 @@ async function awaitDeployment(db: Db, intent: IntentRow, chain: ChainConfig): P
   const op = deserializeUserOp(intent.userOperation);
   if (await hasCode(chain, op.sender)) return "retry";
   const sender = await custodialSender(db, intent);
-  if (sender) {
-    try {
-      await rebuildIntent(db, intent, chain, sender, { deploy: true });
-    } catch (err) {
-      // Another intent became the deployer first: wait for it.
-      if (violates(err, DEPLOYER_INDEX)) return "held";
-      throw err;
-    }
-    return "retry";
-  }
+  if (sender) return rebuild(db, intent, chain, sender, { deploy: true });
   const [last] = await db
     .select({ id: transactionIntents.id, status: transactionIntents.status, error: transactionIntents.error })
     .from(transactionIntents)
@@ -214,6 +203,24 @@ async function awaitDeployment(db: Db, intent: IntentRow, chain: ChainConfig): P
     `Account ${op.sender} is not deployed and no intent is deploying it${why}. This operation was signed to run after the deployment, so it can never land: create the transaction intent again.`,
   );
   return "rejected";
+}
+
+/**
+ * Rebuilds the intent's op ("retry"). Another intent became the deployer first: "held", to wait for it. The op can
+ * no longer be built (the account cannot pay, its call now reverts): the intent fails with why.
+ */
+async function rebuild(db: Db, intent: IntentRow, chain: ChainConfig, sender: IntentSender, options: RebuildOptions): Promise<LandingOutcome> {
+  try {
+    await rebuildIntent(db, intent, chain, sender, options);
+    return "retry";
+  } catch (err) {
+    if (violates(err, DEPLOYER_INDEX)) return "held";
+    if (err instanceof ApiError && err.status < 500) {
+      await failIntent(db, intent.id, err.message);
+      return "rejected";
+    }
+    throw err;
+  }
 }
 
 /**
