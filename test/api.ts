@@ -1,5 +1,6 @@
 import qs from "qs";
 import { getDb } from "@/lib/db/client";
+import { unroutable } from "@/lib/http/unroutable";
 import { createProject, type ProjectWithKeys } from "@/lib/projects/service";
 
 type RouteModule = Record<string, (request: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>>;
@@ -52,7 +53,7 @@ function match(pathname: string): { load: () => Promise<unknown>; params: Record
         return { load, params };
       }
       if (parts[i] === undefined) ok = false;
-      else if (seg.startsWith("[")) params[seg.slice(1, -1)] = parts[i]!;
+      else if (seg.startsWith("[")) params[seg.slice(1, -1)] = decodeURIComponent(parts[i]!); // Next.js decodes params once
       else if (seg !== parts[i]) ok = false;
     }
     if (ok && parts.length === segments.length) return { load, params };
@@ -95,6 +96,12 @@ export async function call<T = any>(method: string, path: string, options: CallO
   } else if (options.raw) {
     headers.set("content-type", options.raw.contentType);
     body = options.raw.body;
+  }
+  // What the server answers before Next.js routes (lib/http/unroutable.ts), answered here too.
+  const refusal = unroutable(method, url.pathname);
+  if (refusal) {
+    const body = { error: { type: "invalid_request_error", message: refusal.message, ...(refusal.details && { details: refusal.details }) } };
+    return { status: refusal.status, body: body as T, headers: new Headers(refusal.headers) };
   }
   const request = new Request(url, { method, headers, body });
   const { load, params } = match(url.pathname);

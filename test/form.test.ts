@@ -1,7 +1,8 @@
 import qs from "qs";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/http/errors";
-import { parseBracketParams } from "@/lib/http/form";
+import { parseForm } from "@/lib/http/body";
+import { countParams, parseBracketParams } from "@/lib/http/form";
 
 const parse = (query: string) => parseBracketParams(new URLSearchParams(query));
 
@@ -117,7 +118,7 @@ describe("parseBracketParams", () => {
 
   it("refuses array indices above 1000, however they are written", () => {
     expect((parse("a[1000]=x").a as unknown[]).length).toBe(1);
-    for (const query of ["a[1001]=x", "a[99999999999999999999]=x", "a[0][b][5000]=x", `${"a[]=x&".repeat(1001)}a[]=x`]) {
+    for (const query of ["a[1001]=x", "a[99999999999999999999]=x", "a[0][b][5000]=x", `a[1000]=x&a[]=y`]) {
       expect(refused(query)).toMatch(/index too large/);
     }
   });
@@ -155,8 +156,28 @@ describe("parseBracketParams", () => {
 
 describe("parseBracketParams limits", () => {
   it("caps repeated plain keys like indices", () => {
-    const many = Array.from({ length: 1002 }, () => "expand=a").join("&");
-    expect(refused(many)).toMatch(/repeated too many times/);
-    expect((parse(Array.from({ length: 1001 }, () => "expand=a").join("&")).expand as string[]).length).toBe(1001);
+    expect(refused(`expand[1000]=a&expand=b`)).toMatch(/repeated too many times/);
+    expect((parse(Array.from({ length: 1000 }, () => "expand=a").join("&")).expand as string[]).length).toBe(1000);
+  });
+
+  it("accepts 1,000 parameters and refuses the 1,001st, naming the limit", () => {
+    const params = (n: number) => Array.from({ length: n }, (_, i) => `p${i}=1`).join("&");
+    expect(Object.keys(parse(params(1000)))).toHaveLength(1000);
+    expect(refused(params(1001))).toMatch(/Too many parameters: at most 1,000/);
+    expect(refused(Array.from({ length: 1001 }, () => "a[]=x").join("&"))).toMatch(/at most 1,000/);
+    // a budget left over by the query string
+    expect(() => parseBracketParams(new URLSearchParams(params(10)), 9)).toThrow(/at most 1,000/);
+  });
+});
+
+describe("form bodies", () => {
+  it("count parameters by a scan before decoding any, skipping empty pieces as URLSearchParams does", () => {
+    expect(countParams("")).toBe(0);
+    expect(countParams("a=1")).toBe(1);
+    expect(countParams("a=1&&b=2&")).toBe(2);
+    expect(countParams("&&&")).toBe(0);
+    expect(countParams("a&b&c")).toBe(3);
+    expect(() => parseForm(`${"x=1&".repeat(100_000)}`)).toThrow(/at most 1,000/);
+    expect(parseForm(`${"&".repeat(100_000)}a=1`)).toEqual({ a: "1" });
   });
 });

@@ -21,8 +21,44 @@ export class ApiError extends Error {
   }
 
   toJSON() {
-    return { error: { type: this.type, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+    return { error: { type: this.type, message: this.message, ...(this.details ? { details: readableDetails(this.details) } : {}) } };
   }
+}
+
+/** Entries of `details` an error shows; the message says how many more there were. */
+export const MAX_DETAILS = 20;
+const MAX_VALUE_CHARS = 200;
+
+/** An echoed value, short enough to read: long text is cut, large structures left out. */
+function readableValue(value: unknown): { value?: unknown } {
+  if (typeof value === "string") return { value: value.length > MAX_VALUE_CHARS ? `${value.slice(0, MAX_VALUE_CHARS)}…` : value };
+  try {
+    const size = JSON.stringify(value)?.length ?? 0;
+    return size <= MAX_VALUE_CHARS * 5 ? { value } : {};
+  } catch {
+    return {};
+  }
+}
+
+/** At most MAX_DETAILS entries, each readable: a flood of bad parameters answers a short error. */
+function readableDetails(details: ErrorDetails): ErrorDetails {
+  const out: ErrorDetails = {};
+  let n = 0;
+  for (const [name, detail] of Object.entries(details)) {
+    if (n++ >= MAX_DETAILS) break;
+    out[name.length > MAX_VALUE_CHARS ? `${name.slice(0, MAX_VALUE_CHARS)}…` : name] = {
+      ...("value" in detail ? readableValue(detail.value) : {}),
+      message: detail.message,
+    };
+  }
+  return out;
+}
+
+/** `a, b, c and 97 more`: names for a message, at most MAX_DETAILS of them (`uncounted`: more not in `names`). */
+export function nameList(names: string[], uncounted = 0): string {
+  const shown = names.slice(0, MAX_DETAILS).map((n) => (n.length > MAX_VALUE_CHARS ? `${n.slice(0, MAX_VALUE_CHARS)}…` : n));
+  const rest = names.length - shown.length + uncounted;
+  return rest > 0 ? `${shown.join(", ")} and ${rest.toLocaleString("en-US")} more` : shown.join(", ");
 }
 
 export const badRequest = (message: string, details?: ErrorDetails) =>

@@ -3,6 +3,24 @@ import { badRequest } from "./errors";
 const FORBIDDEN_SEGMENTS = new Set(["__proto__", "prototype", "constructor"]);
 const MAX_DEPTH = 10;
 const MAX_INDEX = 1000;
+/** Parameters in one query string or form body: enough for any real request, few enough to parse at once. */
+export const MAX_PARAMS = 1000;
+
+export const tooManyParams = () =>
+  badRequest(`Too many parameters: at most ${MAX_PARAMS.toLocaleString("en-US")} are accepted in one request.`);
+
+/** How many parameters `a=1&b=2` holds, by scanning for `&` (empty pieces, as URLSearchParams skips them, do not count). */
+export function countParams(text: string): number {
+  let count = 0;
+  let start = 0;
+  for (;;) {
+    const end = text.indexOf("&", start);
+    const stop = end === -1 ? text.length : end;
+    if (stop > start) count++;
+    if (end === -1) return count;
+    start = end + 1;
+  }
+}
 
 type Node = { [key: string]: Node | string };
 
@@ -49,7 +67,8 @@ function finish(node: Node | string, topLevel = false): unknown {
  * Turns form or query parameters in bracket notation (`domain[name]`, `interactions[0][functionArgs][0]`,
  * `expand[]=accounts`, a repeated `expand=a&expand=b`) into the same nested object a JSON body gives.
  */
-export function parseBracketParams(params: URLSearchParams): Record<string, unknown> {
+export function parseBracketParams(params: URLSearchParams, budget = MAX_PARAMS): Record<string, unknown> {
+  if (params.size > budget) throw tooManyParams();
   const root: Node = Object.create(null);
   for (const [key, value] of params) {
     const segments = segmentsOf(key);

@@ -2,18 +2,16 @@ import { getDb, type Db } from "@/lib/db/client";
 import { newId } from "@/lib/ids";
 import type { AuthenticatedKey } from "@/lib/projects/service";
 import { authenticate, requireHttps } from "./auth";
-import { readBody } from "./body";
 import { ApiError } from "./errors";
-import { parseBracketParams } from "./form";
 import { requestOrigin } from "./origin";
 import { takeToken } from "./rate-limit";
 import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
+import { readRequest, type RouteParams } from "./read";
 import { redact } from "@/lib/redact";
 import { recordRequest } from "./request-log";
-import { validate } from "./validate";
 
-type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
+type RouteContext = { params: Promise<RouteParams> };
 
 /** A JSON answer, never cached. */
 export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}) {
@@ -33,20 +31,6 @@ export function errorResponse(err: unknown, requestId: string): Response {
   );
 }
 
-const safeDecode = (value: string) => {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value; // malformed escapes: keep as sent, the lookup then finds nothing (404)
-  }
-};
-
-function paramsOf(raw: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw)) if (typeof v === "string") out[k] = safeDecode(v);
-  return out;
-}
-
 /** Wraps an operation into a Next.js route handler: the one request pipeline of the API. */
 export function handle(op: Operation) {
   return async (request: Request, route?: RouteContext): Promise<Response> => {
@@ -62,10 +46,7 @@ export function handle(op: Operation) {
       key = await authenticate(db, request, op.auth ?? "secret");
       await takeToken(db, key, op.operationId);
       const project = { projectId: key.projectId, livemode: key.livemode };
-      const query = parseBracketParams(url.searchParams);
-      const raw = op.method === "GET" || op.method === "DELETE" ? query : { ...query, ...(await readBody(request)) };
-      const input = validate(op.input, raw);
-      const params = paramsOf((await route?.params) ?? {});
+      const { raw, input, params } = await readRequest(op, request, url, route?.params);
       const activeDb = db;
       // With an Idempotency-Key, `runDb` is the transaction that also stores the key's response.
       const execute = async (runDb: Db = activeDb) => {

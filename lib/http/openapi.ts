@@ -119,3 +119,22 @@ export function buildOpenApi(operations: Operation[], serverUrl: string) {
     },
   };
 }
+
+const serialized = new WeakMap<Operation[], { before: string; after: string }>();
+const SERVER_PLACEHOLDER = "https://server.invalid/openapi-server-url";
+
+/**
+ * The document as JSON text for `serverUrl`: built and serialized once per operations list (it is
+ * derived from code, not data), then only the server URL is spliced in per request.
+ */
+export function openApiJson(operations: Operation[], serverUrl: string): string {
+  let parts = serialized.get(operations);
+  if (!parts) {
+    const text = JSON.stringify(buildOpenApi(operations, SERVER_PLACEHOLDER));
+    const marker = JSON.stringify(SERVER_PLACEHOLDER);
+    const at = text.indexOf(marker);
+    parts = { before: text.slice(0, at), after: text.slice(at + marker.length) };
+    serialized.set(operations, parts);
+  }
+  return parts.before + JSON.stringify(serverUrl) + parts.after;
+}

@@ -1,3 +1,4 @@
+import { maxUint256 } from "viem";
 import { z } from "zod";
 import { chainIdField } from "@/lib/chain/registry";
 import { addressField, booleanField, expandField, integerField, listField, listInput } from "@/lib/http/fields";
@@ -8,7 +9,11 @@ const expand = expandField(intentExpandable);
 
 const amount = z.preprocess(
   (v) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? String(v) : v),
-  z.string().regex(/^(\d{1,78}|0x[0-9a-fA-F]{1,64})$/, "Expected a non-negative amount in wei (decimal or 0x hex)"),
+  z
+    .string()
+    .regex(/^(\d{1,78}|0x[0-9a-fA-F]{1,64})$/, "Expected a non-negative amount in wei (decimal or 0x hex)")
+    // 78 digits reach past 2^256: the EVM's value is a uint256.
+    .refine((v) => !/^\d{78}$/.test(v) || BigInt(v) <= maxUint256, "Amount exceeds the largest uint256 (2^256 - 1)"),
 );
 
 /** A call: a registered contract's function with arguments, or raw `to` (+ `data`); either may send `value`. */

@@ -1,8 +1,10 @@
 import { operations } from "@/lib/api";
-import { buildOpenApi } from "@/lib/http/openapi";
+import { openApiJson } from "@/lib/http/openapi";
 import { requestOrigin } from "@/lib/http/origin";
 
-/** The API description, derived from the same schemas that validate requests. */
+/** The API description, derived from the same schemas that validate requests (built once, see openApiJson). */
 export function GET(request: Request) {
-  return Response.json(buildOpenApi(operations, requestOrigin(request.headers, request.url)));
+  return new Response(openApiJson(operations, requestOrigin(request.headers, request.url)), {
+    headers: { "content-type": "application/json" },
+  });
 }

@@ -1,0 +1,75 @@
+import { entryPointAbi } from "@/contracts/artifacts";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import { call, newProject } from "./api";
+
+/** Real resources for every path of the API, and valid parameters for each operation, to aim hostile input at. */
+export interface Targets {
+  key: string;
+  /** An id that exists, per OpenAPI path with `{id}`. */
+  ids: Record<string, string>;
+  /** Valid parameters per `METHOD /path`, so a hostile value in one parameter gets past the required ones. */
+  valid: Record<string, Record<string, unknown>>;
+}
+
+const ADDRESS = "0x00000000000000000000000000000000000000bb";
+
+export async function createTargets(): Promise<Targets> {
+  const project = await newProject("hostile input");
+  const key = project.keys.test.secret;
+  const ids: Record<string, string> = {};
+  const valid: Record<string, Record<string, unknown>> = {
+    "POST /v1/accounts": { chainId: 31337 },
+    "GET /v1/accounts": { player: "pla_x" },
+    "POST /v1/policies": { name: "p", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } },
+    "GET /v1/contracts/{id}/read": { functionName: "getNonce", functionArgs: [ADDRESS, "0"] },
+    "POST /v1/accounts/{id}/sign_payload": {
+      domain: { name: "App", version: "1", chainId: 31337, verifyingContract: ADDRESS },
+      types: { Mail: [{ name: "contents", type: "string" }] },
+      primaryType: "Mail",
+      value: { contents: "hi" },
+    },
+  };
+  const player = (await call("POST", "/v1/players", { key, form: { name: "target" } })).body.id;
+  ids["/v1/players/{id}"] = player;
+  ids["/v1/contracts/{id}"] = (await call("POST", "/v1/contracts", { key, form: { name: "target", chainId: 31337, address: ADDRESS } })).body.id;
+  // Real targets for the sub-resources, so hostile values reach the chain-facing code.
+  const account = (await call("POST", "/v1/accounts", { key, json: { chainId: 31337 } })).body.id;
+  for (const path of ["/v1/accounts/{id}", "/v1/accounts/{id}/sync", "/v1/accounts/{id}/sign_payload", "/v1/accounts/{id}/deploy"]) ids[path] = account;
+  const policy = (await call("POST", "/v1/policies", { key, json: { name: "target", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } })).body.id;
+  for (const path of ["/v1/policies/{id}", "/v1/policies/{id}/enable", "/v1/policies/{id}/disable"]) ids[path] = policy;
+  ids["/v1/policy_rules/{id}"] = (await call("POST", "/v1/policy_rules", { key, json: { policy, type: "account_functions" } })).body.id;
+  valid["POST /v1/accounts/{id}/deploy"] = { policy };
+  for (const action of ["request_transfer_ownership", "cancel_transfer_ownership", "start_recovery", "complete_recovery"]) {
+    ids[`/v1/accounts/{id}/${action}`] = account;
+    valid[`POST /v1/accounts/{id}/${action}`] = { policy, ...(action !== "cancel_transfer_ownership" && { newOwnerAddress: ADDRESS }) };
+  }
+  valid["POST /v1/policy_rules"] = { policy, type: "rate_limit", functionName: "count_per_interval", countLimit: 1, timeIntervalType: "day", timeIntervalValue: 1 };
+  valid["GET /v1/policy_rules"] = { policy };
+  // An intent from an unfunded account with no policy: it validates, then fails on the chain's terms.
+  valid["POST /v1/transaction_intents"] = { chainId: 31337, player, interactions: [{ to: ADDRESS, value: "0" }] };
+  // A fixed_rate policy whose "token" has no code, and a developer account to withdraw to.
+  const tokenPolicy = (
+    await call("POST", "/v1/policies", {
+      key,
+      json: { name: "tokens", chainId: 31337, strategy: { sponsorSchema: "fixed_rate", tokenContract: ids["/v1/contracts/{id}"], tokenContractAmount: "1" } },
+    })
+  ).body.id;
+  for (const path of ["/v1/policies/{id}/reports", "/v1/policies/{id}/reports/transaction_intents", "/v1/policies/{id}/withdraw"]) ids[path] = tokenPolicy;
+  const developerAccount = (await call("POST", "/v1/settings/developer_accounts", { key, json: { name: "target" } })).body.id;
+  ids["/v1/settings/developer_accounts/{id}"] = developerAccount;
+  valid["POST /v1/policies/{id}/withdraw"] = { account: developerAccount, amount: "1" };
+  valid["GET /v1/settings/developer_accounts/message_to_sign"] = { address: ADDRESS };
+  ids["/v1/contracts/{id}/read"] = (
+    await call("POST", "/v1/contracts", { key, json: { name: "EntryPoint", chainId: 31337, address: serviceDeployment().entryPoint, abi: entryPointAbi } })
+  ).body.id;
+  // A sponsored intent of a non-custodial account: it awaits its owner's signature (nothing is relayed).
+  const entryPoint = ids["/v1/contracts/{id}/read"];
+  await call("POST", "/v1/policy_rules", { key, json: { policy, type: "contract_functions", contract: entryPoint, functionName: "depositTo" } });
+  const intent = await call("POST", "/v1/transaction_intents", {
+    key,
+    json: { chainId: 31337, externalOwnerAddress: ADDRESS, policy, interactions: [{ contract: entryPoint, functionName: "depositTo", functionArgs: [ADDRESS] }] },
+  });
+  if (intent.status !== 200) throw new Error(`target intent: ${JSON.stringify(intent.body)}`);
+  for (const path of ["/v1/transaction_intents/{id}", "/v1/transaction_intents/{id}/signature"]) ids[path] = intent.body.id;
+  return { key, ids, valid };
+}
