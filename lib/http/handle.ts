@@ -4,7 +4,8 @@ import type { AuthenticatedKey } from "@/lib/projects/service";
 import { authenticate, requireHttps } from "./auth";
 import { ApiError } from "./errors";
 import { requestOrigin } from "./origin";
-import { takeToken } from "./rate-limit";
+import { withProjectShare } from "./concurrency";
+import { EXPENSIVE_OPERATIONS, projectScope, takeToken } from "./rate-limit";
 import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
 import { readRequest, type RouteParams } from "./read";
@@ -49,8 +50,9 @@ export function handle(op: Operation) {
       const { raw, input, params } = await readRequest(op, request, url, route?.params);
       const activeDb = db;
       // With an Idempotency-Key, `runDb` is the transaction that also stores the key's response.
+      const run = (runDb: Db) => op.run({ db: runDb, project, input, params, path: url.pathname, origin: requestOrigin(request.headers, request.url) });
       const execute = async (runDb: Db = activeDb) => {
-        const body = await op.run({ db: runDb, project, input, params, path: url.pathname, origin: requestOrigin(request.headers, request.url) });
+        const body = EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(projectScope(project), () => run(runDb)) : await run(runDb);
         if (process.env.VITEST) op.response.parse(body); // the documented shape is the real shape
         return { status: 200, body };
       };

@@ -33,7 +33,7 @@ export const limits = {
 };
 
 /** The operations that do chain work (simulation, RPC reads, a relay queued): their own smaller per-project share. */
-const EXPENSIVE_OPERATIONS = new Set([
+export const EXPENSIVE_OPERATIONS: ReadonlySet<string> = new Set([
   "createTransactionIntent",
   "signature",
   "deployAccount",
@@ -42,6 +42,8 @@ const EXPENSIVE_OPERATIONS = new Set([
   "cancelTransferOwnership",
   "startRecovery",
   "completeRecovery",
+  "withdrawFromPolicy",
+  "syncAccount",
 ]);
 
 const CLEANUP_EVERY_MS = 60_000;
@@ -100,8 +102,10 @@ export async function enforce(db: Queryable, bucket: string, limit: Limit, messa
  * The API's limit, per project and mode rather than per key (more keys buy no more requests),
  * and the smaller share of chain work for the operations that do it.
  */
+export const projectScope = (project: { projectId: string; livemode: boolean }) => `${project.projectId}:${project.livemode ? "live" : "test"}`;
+
 export async function takeToken(db: Queryable, project: { projectId: string; livemode: boolean }, operationId: string, now = Date.now()) {
-  const scope = `${project.projectId}:${project.livemode ? "live" : "test"}`;
+  const scope = projectScope(project);
   const api = limits.api();
   if (!(api.max > 0)) return; // RATE_LIMIT_PER_SECOND=0 turns the API's limits off, the chain share with them
   const buckets = [{ bucket: `api:${scope}`, limit: api }];

@@ -1,0 +1,50 @@
+import { ApiError } from "./errors";
+
+/**
+ * A per-project share of this process's chain work (simulations, RPC reads): at most
+ * `CHAIN_CONCURRENCY_PER_PROJECT` such requests of one project run at once (default 8), and at
+ * most `CHAIN_QUEUE_PER_PROJECT` more wait their turn (default 32); past that a 429. So one
+ * project's burst queues behind itself, never in front of another project's requests.
+ * The rate limits (lib/http/rate-limit.ts) bound requests per second across instances; this
+ * bounds how much of one instance's CPU and RPC connections a project holds at a moment.
+ */
+interface Lane {
+  running: number;
+  waiting: (() => void)[];
+}
+
+const state = globalThis as unknown as { __chainLanes?: Map<string, Lane> };
+const lanes = (state.__chainLanes ??= new Map());
+
+const envCount = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback);
+  return Number.isInteger(value) && value >= 0 ? value : fallback;
+};
+
+export async function withProjectShare<T>(scope: string, work: () => Promise<T>): Promise<T> {
+  const concurrency = Math.max(1, envCount("CHAIN_CONCURRENCY_PER_PROJECT", 8));
+  const queue = envCount("CHAIN_QUEUE_PER_PROJECT", 32);
+  const lane: Lane = lanes.get(scope) ?? { running: 0, waiting: [] };
+  lanes.set(scope, lane);
+  if (lane.running >= concurrency) {
+    if (lane.waiting.length >= queue) {
+      throw new ApiError(429, "rate_limit_error", `Too many concurrent requests doing chain work for this project (at most ${concurrency} at once, ${queue} waiting); retry after 1s.`, undefined, {
+        "retry-after": "1",
+      });
+    }
+    await new Promise<void>((resolve) => lane.waiting.push(resolve));
+  } else lane.running++;
+  try {
+    return await work();
+  } finally {
+    const next = lane.waiting.shift();
+    if (next) next(); // the slot passes straight to the next waiter
+    else if (--lane.running === 0) lanes.delete(scope);
+  }
+}
+
+/** Requests of the project holding or waiting for a share now (for tests and metrics). */
+export function projectShareUse(scope: string) {
+  const lane = lanes.get(scope);
+  return { running: lane?.running ?? 0, waiting: lane?.waiting.length ?? 0 };
+}
