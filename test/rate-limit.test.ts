@@ -95,8 +95,11 @@ describe("API limits", () => {
     const db = await getDb();
     const project = { projectId: `pro_${crypto.randomUUID()}`, livemode: false };
     const now = 1_800_000_000_000;
-    await takeToken(db, project, "createTransactionIntent", now);
-    await takeToken(db, project, "readContract", now);
+    // 2/s over a 10 s window: a burst of 20, then refused
+    for (let i = 0; i < 10; i++) {
+      await takeToken(db, project, "createTransactionIntent", now);
+      await takeToken(db, project, "readContract", now);
+    }
     await expect(takeToken(db, project, "createTransactionIntent", now)).rejects.toMatchObject({ status: 429, type: "rate_limit_error" });
     // Other operations still pass: the share caps chain work only.
     await takeToken(db, project, "getPlayers", now);

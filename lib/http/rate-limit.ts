@@ -24,8 +24,12 @@ const envNumber = (name: string, fallback: number) => {
 export const limits = {
   /** API requests per project and mode, whichever of its keys they use. */
   api: (): Limit => ({ max: envNumber("RATE_LIMIT_PER_SECOND", 200), windowMs: 1000 }),
-  /** Intent creation and contract reads (chain work) per project and mode: a share one project cannot exceed. */
-  expensive: (): Limit => ({ max: envNumber("RATE_LIMIT_EXPENSIVE_PER_SECOND", 50), windowMs: 1000 }),
+  /**
+   * Intent creation and contract reads (chain work) per project and mode: a share one project cannot
+   * exceed. Counted over 10 s windows, so a burst (100 first intents sent at once) passes while the
+   * sustained rate stays bounded.
+   */
+  expensive: (): Limit => ({ max: envNumber("RATE_LIMIT_EXPENSIVE_PER_SECOND", 50) * 10, windowMs: 10_000 }),
   /** Sign-in and sign-up attempts per client address. */
   auth: (): Limit => ({ max: envNumber("RATE_LIMIT_AUTH_PER_MINUTE", 10), windowMs: 60_000 }),
   /** Other unauthenticated routes (the signing page's endpoints, claim and invite links) per client address. */
