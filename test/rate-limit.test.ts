@@ -125,6 +125,18 @@ describe("unauthenticated routes, per client address", () => {
     expect((await ask(ip())).status).not.toBe(429);
   });
 
+  it("limits API requests with invalid credentials per address, and never the valid keys from it", async () => {
+    vi.stubEnv("RATE_LIMIT_PUBLIC_PER_MINUTE", "3");
+    const from = ip();
+    const headers = { "x-forwarded-for": from };
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await call("GET", "/v1/players", { key: `sk_test_${crypto.randomUUID()}`, headers })).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    expect((await call("GET", "/v1/players", { key: null, headers: { "x-forwarded-for": ip() } })).status).toBe(401);
+    const project = await newProject();
+    expect((await call("GET", "/v1/players", { key: project.keys.test.secret, headers })).status).toBe(200);
+  });
+
   it("takes the address from the socket, or from X-Forwarded-For's trusted end with TRUST_PROXY", () => {
     expect(clientAddress(new Headers({ "x-forwarded-for": "10.0.0.1" }))).toBe("10.0.0.1");
     expect(clientAddress({ "x-forwarded-for": "1.1.1.1, 10.0.0.1" })).toBe("10.0.0.1");

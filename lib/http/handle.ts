@@ -5,7 +5,8 @@ import { authenticate, requireHttps } from "./auth";
 import { ApiError } from "./errors";
 import { requestOrigin } from "./origin";
 import { withProjectShare } from "./concurrency";
-import { EXPENSIVE_OPERATIONS, projectScope, takeToken } from "./rate-limit";
+import { clientAddress } from "./client-address";
+import { EXPENSIVE_OPERATIONS, enforce, limits, projectScope, takeToken } from "./rate-limit";
 import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
 import { readRequest, type RouteParams } from "./read";
@@ -44,7 +45,13 @@ export function handle(op: Operation) {
     try {
       requireHttps(request);
       db = await getDb();
-      key = await authenticate(db, request, op.auth ?? "secret");
+      key = await authenticate(db, request, op.auth ?? "secret").catch(async (err: unknown) => {
+        // Unauthenticated callers are limited per client address: guessing keys costs a 429 soon.
+        if (err instanceof ApiError && err.status === 401) {
+          await enforce(db!, `unauthenticated:${clientAddress(request.headers)}`, limits.public(), "Too many requests with invalid credentials from your address");
+        }
+        throw err;
+      });
       await takeToken(db, key, op.operationId);
       const project = { projectId: key.projectId, livemode: key.livemode };
       const { raw, input, params } = await readRequest(op, request, url, route?.params);
