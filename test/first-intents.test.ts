@@ -7,6 +7,7 @@ import { ensureRunner } from "@/inngest/send";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
+import { serviceAccount } from "@/lib/keys/service-keys";
 import { cancelUnsigned, failIntent } from "@/lib/intents/relay";
 import { DEPLOYER_INDEX, violates } from "@/lib/intents/deployer";
 import { call, newProject, waitForLanding } from "./api";
@@ -105,6 +106,29 @@ describe("first intents of fresh accounts, sent at once", () => {
     expect(await recoverMessageAddress({ message: { raw: landed.userOperationHash as Hex }, signature: landed.userOperation.signature })).toBe(owned.ownerAddress);
     expect(landed.userOperation.nonce).toBe(created.userOperation.nonce);
     expect((await entryPointHistory(31337, account.address, 0n)).operations.map((op) => op.userOpHash)).toEqual([landed.userOperationHash]);
+  });
+
+  it("a recovery op the service signed as guardian, refused (here its sponsorship is not ours), is rebuilt and signed again by the guardian, not by an owner", async () => {
+    const { body: selfPolicy } = await call("POST", "/v1/policies", { key, json: { name: "self calls", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } });
+    await call("POST", "/v1/policy_rules", { key, json: { policy: selfPolicy.id, type: "account_functions" } });
+    const lost = privateKeyToAccount(generatePrivateKey());
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, externalOwnerAddress: lost.address, defaultGuardian: true } });
+    const runner = (await ensureRunner())!;
+    await runner.stop();
+    let started;
+    try {
+      started = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: privateKeyToAccount(generatePrivateKey()).address, policy: selfPolicy.id } });
+      expect(started.status, JSON.stringify(started.body)).toBe(200);
+      // Another paymaster signature: neither the account's nor the paymaster's validation passes any more.
+      const row = await intentRow(started.body.id);
+      const paymasterAndData = `${row.userOperation.paymasterAndData!.slice(0, -130)}${"11".repeat(65)}`;
+      await (await getDb()).update(transactionIntents).set({ userOperation: { ...row.userOperation, paymasterAndData } }).where(eq(transactionIntents.id, row.id));
+    } finally {
+      await runner.start();
+    }
+    const landed = await waitForLanding(key, started.body.id);
+    expect(landed.response).toMatchObject({ status: 1 });
+    expect(await recoverMessageAddress({ message: { raw: landed.userOperationHash as Hex }, signature: landed.userOperation.signature })).toBe(serviceAccount("guardian").address);
   });
 
   it("a non-custodial intent signed to run after a deployment that never comes ends failed, with its reason and webhook", async () => {

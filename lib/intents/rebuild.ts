@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
-import { toHex } from "viem";
+import { isAddressEqual, recoverMessageAddress, toHex, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
 import { publicClient } from "@/lib/chain/clients";
@@ -9,15 +9,23 @@ import { estimateUserOperation, requiredPrefund, signPaymasterAndData, signUserO
 import type { Db } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { getDeveloperAccount } from "@/lib/developer-accounts/service";
+import { serviceAccount } from "@/lib/keys/service-keys";
 import { deserializeUserOp, developerSender, playerSender, serializeUserOp, SPONSORSHIP_SECONDS, type IntentRow, type IntentSender } from "./service";
 
-/** The intent's sender as the service can sign for it, or null when its owner signs (non-custodial) or it is gone. */
-export async function custodialSender(db: Db, intent: IntentRow): Promise<IntentSender | null> {
+/**
+ * The intent's sender with the key the service signs its op with again: the service's guardian key for an op the
+ * guardian signed (recovery), else the owner key it holds (custodial); null when the owner signs (non-custodial) or
+ * the account is gone.
+ */
+export async function signingSender(db: Db, intent: IntentRow): Promise<IntentSender | null> {
   const ctx = { projectId: intent.projectId, livemode: intent.livemode };
   try {
     const sender = intent.accountId.startsWith("dac_")
       ? developerSender(await getDeveloperAccount(db, ctx, intent.accountId), intent.chainId)
       : await playerSender(db, await getAccount(db, ctx, intent.accountId));
+    const guardian = serviceAccount("guardian");
+    const signedBy = await recoverMessageAddress({ message: { raw: intent.userOperationHash as Hex }, signature: intent.userOperation.signature as Hex }).catch(() => null);
+    if (signedBy && isAddressEqual(signedBy, guardian.address)) return { ...sender, signer: guardian };
     return sender.signer ? sender : null;
   } catch {
     // Deleted, or no longer custodial: nobody can sign a rebuilt op.

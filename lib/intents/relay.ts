@@ -10,7 +10,7 @@ import { getDb, type Db } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
 import { ApiError } from "@/lib/http/errors";
 import { DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
-import { custodialSender, rebuildIntent, type RebuildOptions } from "./rebuild";
+import { signingSender, rebuildIntent, type RebuildOptions } from "./rebuild";
 import { deserializeUserOp, type IntentRow, type IntentSender } from "./service";
 
 const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
@@ -130,7 +130,7 @@ export async function landIntent(db: Db, intentId: string, options: { rebuild?: 
       // Screened before its deployment landed (or the deployment was undone): the same as above.
       if (err.code === "AA20") return awaitDeployment(db, intent, chain);
       if (options.rebuild && err.code && REBUILDABLE.test(err.code)) {
-        const sender = await custodialSender(db, intent);
+        const sender = await signingSender(db, intent);
         if (sender) return rebuild(db, intent, chain, sender, { deploy: false, freshNonce: err.code === "AA25" });
       }
       await failIntent(db, intent.id, err.message);
@@ -188,7 +188,7 @@ async function awaitDeployment(db: Db, intent: IntentRow, chain: ChainConfig): P
   // Looked after the deployer's status: a deployer that landed meanwhile has left code, so this op can go.
   const op = deserializeUserOp(intent.userOperation);
   if (await hasCode(chain, op.sender)) return "retry";
-  const sender = await custodialSender(db, intent);
+  const sender = await signingSender(db, intent);
   if (sender) return rebuild(db, intent, chain, sender, { deploy: true });
   const [last] = await db
     .select({ id: transactionIntents.id, status: transactionIntents.status, error: transactionIntents.error })
