@@ -23,6 +23,16 @@ export async function mined(chainId: number, hash: Hex) {
   return receipt;
 }
 
+/** The EntryPoint's UserOperationEvents for one op hash: one per time the op ran on chain. */
+export const userOperationEvents = (userOpHash: Hex, chainId = 31337) =>
+  clientOf(chainId).getLogs({
+    address: serviceDeployment().entryPoint,
+    event: getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" }),
+    args: { userOpHash },
+    fromBlock: 0n,
+    toBlock: "latest",
+  });
+
 /**
  * What the EntryPoint recorded for `sender` from `fromBlock` on: its UserOperationEvents (one per
  * op executed, whatever the bundle) and the Deposited events naming it (what depositTo(sender) did).

@@ -1,6 +1,6 @@
 import { InngestTestEngine } from "@inngest/test";
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { parseAbiItem, type Hex } from "viem";
+import type { Hex } from "viem";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { relayIntent } from "@/inngest/functions/relay";
 import { resendUnsettledIntents } from "@/inngest/functions/unsettled";
@@ -9,7 +9,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { call } from "./api";
-import { clientOf } from "./chain";
+import { userOperationEvents } from "./chain";
 import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "./relay-fixtures";
 import { newProject } from "./api";
 
@@ -38,15 +38,7 @@ const intentBody = () => ({
   interactions: [{ contract: deposits.contract, functionName: "depositTo", functionArgs: [serviceDeployment().paymaster] }],
 });
 
-const timesOnChain = async (userOpHash: Hex) =>
-  (
-    await clientOf(31337).getLogs({
-      address: serviceDeployment().entryPoint,
-      event: parseAbiItem("event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"),
-      args: { userOpHash },
-      fromBlock: 0n,
-    })
-  ).length;
+const timesOnChain = async (userOpHash: Hex) => (await userOperationEvents(userOpHash)).length;
 
 const intentsOf = async (player: string) =>
   (await getDb()).select().from(transactionIntents).where(and(eq(transactionIntents.projectId, projectId), eq(transactionIntents.playerId, player)));

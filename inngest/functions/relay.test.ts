@@ -1,12 +1,11 @@
 import { InngestTestEngine } from "@inngest/test";
 import Openfort from "@openfort/openfort-node";
-import { parseAbiItem, type Hex } from "viem";
+import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serviceDeployment } from "@/lib/chain/contracts";
 import { enqueue, executorAddresses } from "@/lib/chain/relayer";
 import { deserializeUserOp } from "@/lib/intents/service";
 import { call, newProject } from "@/test/api";
-import { chainOf, clientOf } from "@/test/chain";
+import { chainOf, clientOf, userOperationEvents } from "@/test/chain";
 import { eventually, intentRow, receiver, runInProcessOnly, sponsoredDeposits } from "@/test/relay-fixtures";
 import { relayEvent, relayIntent } from "./relay";
 import { deliverWebhook } from "./webhooks";
@@ -35,14 +34,6 @@ const stored = (id: string, data: unknown) => ({ id, handler: () => data });
 
 type Spied = { mock: { calls: unknown[][] } };
 const calledIds = (spy: unknown) => (spy as Spied).mock.calls.map((c) => c[0]);
-
-const userOperationEvents = (userOpHash: Hex) =>
-  clientOf(31337).getLogs({
-    address: serviceDeployment().entryPoint,
-    event: parseAbiItem("event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"),
-    args: { userOpHash },
-    fromBlock: 0n,
-  });
 
 const webhooksFor = (intentId: string) =>
   hooks.received.filter((r) => JSON.parse(r.body).data.id === intentId).map((r) => ({ ...JSON.parse(r.body), signature: r.headers["openfort-signature"], body: r.body }));

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import { InngestTestEngine } from "@inngest/test";
 import { eq, inArray, sql } from "drizzle-orm";
-import { parseAbiItem, type Hex } from "viem";
+import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { beforeAll, describe, expect, it } from "vitest";
 import { serviceDeployment } from "@/lib/chain/contracts";
@@ -11,7 +11,7 @@ import { createIntentInput } from "@/lib/intents/schema";
 import { createIntent } from "@/lib/intents/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { newProject } from "@/test/api";
-import { clientOf } from "@/test/chain";
+import { userOperationEvents } from "@/test/chain";
 import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "@/test/relay-fixtures";
 import { cancelUnsignedIntent } from "./expire";
 import { inngest } from "../client";
@@ -45,15 +45,7 @@ const age = async (ids: string[], interval: string) =>
 
 const runsFor = async (eventId: string) => (await getDb()).select().from(functionRuns).where(eq(functionRuns.eventId, eventId));
 
-const timesOnChain = async (userOpHash: Hex) =>
-  (
-    await clientOf(31337).getLogs({
-      address: serviceDeployment().entryPoint,
-      event: parseAbiItem("event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"),
-      args: { userOpHash },
-      fromBlock: 0n,
-    })
-  ).length;
+const timesOnChain = async (userOpHash: Hex) => (await userOperationEvents(userOpHash)).length;
 
 const sweep = async () => {
   const { result, error } = await new InngestTestEngine({ function: resendUnsettledIntents }).execute();
