@@ -28,10 +28,12 @@ export class ApiError extends Error {
 /** Entries of `details` an error shows; the message says how many more there were. */
 export const MAX_DETAILS = 20;
 const MAX_VALUE_CHARS = 200;
+/** A name or value as an error shows it: cut past MAX_VALUE_CHARS, so an answer never echoes a flood back. */
+const clip = (text: string) => (text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS)}…` : text);
 
 /** An echoed value, short enough to read: long text is cut, large structures left out. */
 function readableValue(value: unknown): { value?: unknown } {
-  if (typeof value === "string") return { value: value.length > MAX_VALUE_CHARS ? `${value.slice(0, MAX_VALUE_CHARS)}…` : value };
+  if (typeof value === "string") return { value: clip(value) };
   try {
     const size = JSON.stringify(value)?.length ?? 0;
     return size <= MAX_VALUE_CHARS * 5 ? { value } : {};
@@ -46,7 +48,7 @@ function readableDetails(details: ErrorDetails): ErrorDetails {
   let n = 0;
   for (const [name, detail] of Object.entries(details)) {
     if (n++ >= MAX_DETAILS) break;
-    out[name.length > MAX_VALUE_CHARS ? `${name.slice(0, MAX_VALUE_CHARS)}…` : name] = {
+    out[clip(name)] = {
       ...("value" in detail ? readableValue(detail.value) : {}),
       message: detail.message,
     };
@@ -56,7 +58,7 @@ function readableDetails(details: ErrorDetails): ErrorDetails {
 
 /** `a, b, c and 97 more`: names for a message, at most MAX_DETAILS of them (`uncounted`: more not in `names`). */
 export function nameList(names: string[], uncounted = 0): string {
-  const shown = names.slice(0, MAX_DETAILS).map((n) => (n.length > MAX_VALUE_CHARS ? `${n.slice(0, MAX_VALUE_CHARS)}…` : n));
+  const shown = names.slice(0, MAX_DETAILS).map(clip);
   const rest = names.length - shown.length + uncounted;
   return rest > 0 ? `${shown.join(", ")} and ${rest.toLocaleString("en-US")} more` : shown.join(", ");
 }
@@ -65,7 +67,7 @@ export const badRequest = (message: string, details?: ErrorDetails) =>
   new ApiError(400, "invalid_request_error", message, details);
 
 export const notFound = (resource: string, id: string) =>
-  new ApiError(404, "invalid_request_error", `No such ${resource}: '${id}'`);
+  new ApiError(404, "invalid_request_error", `No such ${resource}: '${clip(id)}'`);
 
 export const conflict = (message: string) => new ApiError(409, "invalid_request_error", message);
 
