@@ -44,9 +44,41 @@ let exitHookInstalled = false;
 function killAllOnExit() {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
+  // SIGTERM, not SIGKILL: a process that exits while anvil is dumping its state (Next.js exits on
+  // SIGINT before our own shutdown finishes) must not cut the file short. anvil finishes the dump
+  // and exits by itself; one that lingers is found answering on its port by the next start.
   process.on("exit", () => {
-    for (const child of running) child.kill("SIGKILL");
+    for (const child of running) child.kill("SIGTERM");
   });
+}
+
+const parses = (file: string) => {
+  try {
+    JSON.parse(fs.readFileSync(file, "utf8"));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * anvil rewrites its state file in place, so a crash in the middle of a dump leaves it cut short and
+ * anvil then refuses to start. Each start keeps a copy of a state that loads (`.last-good`); a file
+ * that does not load is set aside and that copy (the chain as it was at the previous start) used.
+ */
+export function recoverStateFile(stateFile: string): "fresh" | "ok" | "restored" | "reset" {
+  if (!fs.existsSync(stateFile)) return "fresh";
+  const lastGood = `${stateFile}.last-good`;
+  if (parses(stateFile)) {
+    fs.copyFileSync(stateFile, lastGood);
+    return "ok";
+  }
+  fs.renameSync(stateFile, `${stateFile}.damaged-${Date.now()}`);
+  if (fs.existsSync(lastGood) && parses(lastGood)) {
+    fs.copyFileSync(lastGood, stateFile);
+    return "restored";
+  }
+  return "reset";
 }
 
 /** Spawns anvil and resolves once it listens. */
@@ -54,7 +86,16 @@ export function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   const host = options.host ?? "127.0.0.1";
   const args = ["--chain-id", String(options.chainId), "--port", String(options.port), "--host", host];
   if ((options.blockTime ?? 1) > 0) args.push("--block-time", String(options.blockTime ?? 1), "--mixed-mining");
-  if (options.stateFile) args.push("--state", options.stateFile, "--state-interval", "5");
+  if (options.stateFile) {
+    const recovered = recoverStateFile(options.stateFile);
+    if (recovered === "restored" || recovered === "reset") {
+      console.warn(
+        `anvil (chain ${options.chainId}): ${options.stateFile} was damaged (set aside); ` +
+          (recovered === "restored" ? "using the chain as it was at the previous start." : "starting the chain afresh."),
+      );
+    }
+    args.push("--state", options.stateFile, "--state-interval", "5");
+  }
   // The binary lives in node_modules, outside what the build should trace.
   const child = spawn(/*turbopackIgnore: true*/ anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
