@@ -8,7 +8,6 @@ import { ensureRunner } from "@/inngest/send";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
 import { createdProjectLines } from "@/lib/projects/banner";
 import { claimUrl } from "@/lib/projects/claims";
-import { installClientAddressHook } from "@/lib/http/client-address";
 
 const state = globalThis as unknown as { __booted?: Promise<void> };
 
@@ -20,7 +19,6 @@ export function boot(): Promise<void> {
 
 async function start() {
   const { db, embedded } = await getDbHandle();
-  installClientAddressHook();
   const host = process.env.HOST ?? "127.0.0.1";
   const port = process.env.PORT ?? "3000";
   const base = `http://${host}:${port}`;

@@ -11,7 +11,8 @@ import { handle } from "@/lib/http/handle";
 import { defineOperation } from "@/lib/http/operation";
 import { asClientError } from "@/lib/http/read";
 import { signingToken } from "@/lib/signing/token";
-import { answerUnroutableRequests, unroutable } from "@/lib/http/unroutable";
+import { installRequestHooks } from "@/lib/http/node-server";
+import { unroutable } from "@/lib/http/unroutable";
 import { call, expectError, newProject } from "./api";
 
 let key: string;
@@ -183,7 +184,7 @@ describe("requests Next.js cannot route", () => {
   let server: http.Server;
   let port: number;
   beforeAll(async () => {
-    answerUnroutableRequests();
+    installRequestHooks();
     // Stands in for Next.js: what reaches it answers 500, as Next.js did for these requests.
     server = http.createServer((_req, res) => res.writeHead(500).end("Internal Server Error"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -8,7 +8,8 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb, type Db } from "@/lib/db/client";
 import * as schema from "@/lib/db/schema";
 import { rateLimitCounters } from "@/lib/db/schema";
-import { clientAddress, installClientAddressHook } from "@/lib/http/client-address";
+import { clientAddress } from "@/lib/http/client-address";
+import { installRequestHooks } from "@/lib/http/node-server";
 import { hit, takeToken } from "@/lib/http/rate-limit";
 import { createSecretKey } from "@/lib/projects/service";
 import { call, expectError, newProject } from "./api";
@@ -146,7 +147,7 @@ describe("unauthenticated routes, per client address", () => {
   });
 
   it("drops a client's own X-Forwarded-For on arrival unless TRUST_PROXY is set", async () => {
-    installClientAddressHook();
+    installRequestHooks();
     const seen: (string | undefined)[] = [];
     const server = http.createServer((req, res) => {
       seen.push(req.headers["x-forwarded-for"] as string | undefined);

@@ -1,4 +1,4 @@
-import http from "node:http";
+import type http from "node:http";
 
 type HeaderSource = Headers | Record<string, string | string[] | undefined> | undefined;
 
@@ -35,19 +35,11 @@ export function clientAddress(headers: HeaderSource): string {
   return entries[Math.max(0, entries.length - hops)] ?? "unknown";
 }
 
-const state = globalThis as unknown as { __clientAddressHook?: boolean };
-
 /**
- * Without a trusted proxy, drops the X-Forwarded-For a client sends before Next.js sees the
+ * Without a trusted proxy, drops the X-Forwarded-For a client sent, before Next.js sees the
  * request, so Next.js fills it with the socket's address and a client cannot pick its own bucket.
  * Route handlers get no socket of their own to read it from.
  */
-export function installClientAddressHook() {
-  if (state.__clientAddressHook) return;
-  state.__clientAddressHook = true;
-  const emit = http.Server.prototype.emit;
-  http.Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
-    if (event === "request" && trustedHops() === 0) delete (args[0] as http.IncomingMessage).headers["x-forwarded-for"];
-    return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
-  } as typeof emit;
+export function forgetUntrustedForwarding(req: http.IncomingMessage) {
+  if (trustedHops() === 0) delete req.headers["x-forwarded-for"];
 }

@@ -1,4 +1,4 @@
-import http from "node:http";
+import type http from "node:http";
 
 /** The methods Next.js builds a fetch Request for; any other (TRACE, TRACK, PROPFIND…) fails inside Next.js with an empty 400 or a 500. */
 const ROUTED_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]);
@@ -44,27 +44,9 @@ function refuse(req: http.IncomingMessage, res: http.ServerResponse, refusal: Re
   req.resume(); // a body, if any, is drained unread
 }
 
-const installed = Symbol.for("smart-wallet-service.unroutable");
-
-/**
- * Answers requests Next.js cannot route with the API's JSON error envelope, before Next.js sees
- * them: no route handler or proxy can, as Next.js fails while building their Request (fetch
- * forbids TRACE). Wraps `emit` of node's HTTP servers, as `next start` offers no other hook.
- */
-export function answerUnroutableRequests() {
-  const proto = http.Server.prototype as http.Server & { [installed]?: true };
-  if (proto[installed]) return;
-  proto[installed] = true;
-  const emit = proto.emit;
-  proto.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
-    if (event === "request") {
-      const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
-      const refusal = unroutable(req.method, req.url);
-      if (refusal) {
-        refuse(req, res, refusal);
-        return true;
-      }
-    }
-    return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
-  } as typeof emit;
+/** Answers a request Next.js cannot route with the API's JSON error envelope; whether it did. */
+export function refuseUnroutable(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  const refusal = unroutable(req.method, req.url);
+  if (refusal) refuse(req, res, refusal);
+  return refusal !== null;
 }
