@@ -7,12 +7,12 @@ import { getDb } from "@/lib/db/client";
 import { projects } from "@/lib/db/schema";
 import { acceptInvite, createInvite, invitePath, revokeInvite } from "@/lib/developers/invites";
 import { signUpInput } from "@/lib/developers/schema";
-import { clientAddress } from "@/lib/http/client-address";
 import { ApiError } from "@/lib/http/errors";
-import { enforce, limits } from "@/lib/http/rate-limit";
 import { requestOrigin } from "@/lib/http/origin";
+import { tooMany } from "@/lib/http/rate-limit";
 import { claimProject } from "@/lib/projects/claims";
 import { currentDeveloper, projectScope } from "./context";
+import { linkAttempt } from "./link-attempts";
 import type { FormState } from "./form-state";
 
 const answer = async (run: () => Promise<FormState>): Promise<FormState> => {
@@ -24,8 +24,10 @@ const answer = async (run: () => Promise<FormState>): Promise<FormState> => {
   }
 };
 
-/** Links are guessed at no faster than the other unauthenticated routes allow. */
-const limitLinks = async () => enforce(await getDb(), `links:${clientAddress(await headers())}`, limits.public(), "Too many attempts from your address");
+const limitLinks = async () => {
+  const attempt = await linkAttempt(await getDb());
+  if (!attempt.allowed) throw tooMany("Too many attempts from your address", attempt.retryAfter);
+};
 
 /** The signed-in developer takes the claim link's project into the organization they own. */
 export async function claimProjectAction(token: string): Promise<FormState> {

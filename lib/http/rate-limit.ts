@@ -93,7 +93,7 @@ export async function hit(db: Queryable, bucket: string, limit: Limit, now = Dat
   return outcome!;
 }
 
-const tooMany = (message: string, retryAfter: number) =>
+export const tooMany = (message: string, retryAfter: number) =>
   new ApiError(429, "rate_limit_error", `${message}; retry after ${retryAfter}s.`, undefined, { "retry-after": String(retryAfter) });
 
 /** Throws a 429 `rate_limit_error` (with Retry-After) once the bucket is over its limit. */

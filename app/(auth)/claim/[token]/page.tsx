@@ -1,10 +1,8 @@
 import Link from "next/link";
-import { headers } from "next/headers";
 import { SignUpForm } from "@/components/auth-forms";
 import { sessionDeveloper } from "@/lib/dashboard/context";
 import { getDb } from "@/lib/db/client";
-import { clientAddress } from "@/lib/http/client-address";
-import { hit, limits } from "@/lib/http/rate-limit";
+import { linkAttempt } from "@/lib/dashboard/link-attempts";
 import { claimableProject } from "@/lib/projects/claims";
 import { LinkAction } from "../../link-action";
 
@@ -17,7 +15,7 @@ export const metadata = { title: "Claim a project" };
 export default async function ClaimPage({ params }: { params: Promise<{ token: string }> }) {
   const { token } = await params;
   const db = await getDb();
-  const limited = !(await hit(db, `links:${clientAddress(await headers())}`, limits.public())).allowed;
+  const limited = !(await linkAttempt(db)).allowed;
   const project = limited ? null : await claimableProject(db, token);
   if (!project) {
     return (

@@ -1,11 +1,9 @@
 import Link from "next/link";
-import { headers } from "next/headers";
 import { SignUpForm } from "@/components/auth-forms";
 import { sessionDeveloper } from "@/lib/dashboard/context";
 import { getDb } from "@/lib/db/client";
 import { describeInvite } from "@/lib/developers/invites";
-import { clientAddress } from "@/lib/http/client-address";
-import { hit, limits } from "@/lib/http/rate-limit";
+import { linkAttempt } from "@/lib/dashboard/link-attempts";
 import { LinkAction } from "../../link-action";
 
 export const metadata = { title: "Join an organization" };
@@ -14,7 +12,7 @@ export const metadata = { title: "Join an organization" };
 export default async function InvitePage({ params }: { params: Promise<{ token: string }> }) {
   const { token } = await params;
   const db = await getDb();
-  const limited = !(await hit(db, `links:${clientAddress(await headers())}`, limits.public())).allowed;
+  const limited = !(await linkAttempt(db)).allowed;
   const invite = limited ? null : await describeInvite(db, token);
   if (!invite) {
     return (
