@@ -7,8 +7,8 @@ import { publicClient, walletClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
 import { receiptsFromLogs } from "@/lib/chain/relayer";
-import { setBalance, sponsorshipWindow, type TestAccount } from "@/lib/chain/testing";
-import { buildUserOperation, signUserOperation, toEntryPointOp, userOperationHash, type UserOp } from "@/lib/chain/userop";
+import { setBalance, type TestAccount } from "@/lib/chain/testing";
+import { buildUserOperation, signUserOperation, sponsorshipWindow, toEntryPointOp, userOperationHash, type UserOp } from "@/lib/chain/userop";
 import { now, pool, sleep, type RunResult } from "./lib";
 
 /** As the service's relayer: up to 50 ops per bundle, gathered for 20 ms after the first, receipts polled every 20 ms. */
@@ -45,7 +45,7 @@ export async function floorRun(
   await setBalance(chain, sender.address, parseEther("10000"));
   const wallet = walletClient(chain, sender);
   let nonce = await publicClient(chain).getTransactionCount({ address: sender.address });
-  const sponsorship = await sponsorshipWindow(chain);
+  const sponsorship = await sponsorshipWindow(chain, 3_600);
 
   const result: RunResult = { label, total: accounts.length, submitMs: [], landMs: [], submitSeconds: 0, landSeconds: 0, bundleSizes: [], failed: 0 };
   const ready: { op: UserOp; t0: number }[] = [];

@@ -10,9 +10,9 @@ import type { ChainConfig } from "./registry";
 import {
   buildUserOperation,
   signUserOperation,
+  sponsorshipWindow,
   sponsorUserOperation,
   type BuildUserOperationParams,
-  type SponsorshipWindow,
   type UserOp,
 } from "./userop";
 
@@ -34,12 +34,6 @@ export async function setBalance(chain: ChainConfig, address: Address, value: bi
   await publicClient(chain).request({ method: "anvil_setBalance" as never, params: [address, toHex(value)] as never });
 }
 
-/** Sponsorship valid for an hour from the chain's clock. */
-export async function sponsorshipWindow(chain: ChainConfig): Promise<SponsorshipWindow> {
-  const { timestamp } = await publicClient(chain).getBlock({ blockTag: "latest" });
-  return { validUntil: Number(timestamp) + 3_600, validAfter: 0 };
-}
-
 /** Builds the op for `account` (initCode until it has code), sponsors it when asked, and signs it with `signer` (default the owner). */
 export async function signedOp(
   chain: ChainConfig,
@@ -48,6 +42,6 @@ export async function signedOp(
   signer: PrivateKeyAccount = account.owner,
 ): Promise<UserOp> {
   let op = await buildUserOperation(chain, { ...params, sender: account.address, initCode: account.initCode });
-  if (params.sponsored) op = await sponsorUserOperation(chain, op, await sponsorshipWindow(chain));
+  if (params.sponsored) op = await sponsorUserOperation(chain, op, await sponsorshipWindow(chain, 3_600));
   return signUserOperation(chain, op, signer);
 }

@@ -5,7 +5,7 @@ import { accountFactoryAbi, entryPointAbi, smartAccountAbi, verifyingPaymasterAb
 import { chainOf, clientOf } from "@/test/chain";
 import { serviceDeployment } from "./contracts";
 import { configureRelayer, enqueue } from "./relayer";
-import { freshAccount, setBalance, signedOp, sponsorshipWindow } from "./testing";
+import { freshAccount, setBalance, signedOp } from "./testing";
 import {
   buildUserOperation,
   callValue,
@@ -20,6 +20,7 @@ import {
   signUserOperation,
   sponsorUserOperation,
   toEntryPointOp,
+  sponsorshipWindow,
   UserOperationRejectedError,
   userOperationHash,
 } from "./userop";
@@ -146,7 +147,7 @@ describe("building and relaying", () => {
     });
     expect(built.initCode).toBe(account.initCode);
     expect(built.signature).toBe("0x");
-    const op = await signUserOperation(chain, await sponsorUserOperation(chain, built, await sponsorshipWindow(chain)), account.owner);
+    const op = await signUserOperation(chain, await sponsorUserOperation(chain, built, await sponsorshipWindow(chain, 3_600)), account.owner);
     const depositBefore = await client.readContract({ address: d().entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [d().paymaster] });
 
     const result = await enqueue(chain, op);
@@ -253,7 +254,7 @@ describe("building and relaying", () => {
     const built = await buildUserOperation(chain, { sender: account.address, initCode: account.initCode, callData: encodeAccountCalls([newOwnerCall()]), sponsored: true });
     const forced = await signUserOperation(
       chain,
-      await sponsorUserOperation(chain, { ...built, callData: reverting }, await sponsorshipWindow(chain)),
+      await sponsorUserOperation(chain, { ...built, callData: reverting }, await sponsorshipWindow(chain, 3_600)),
       account.owner,
     );
     const { receipt } = await enqueue(chain, forced);

@@ -424,6 +424,12 @@ export interface SponsorshipWindow {
   validAfter: number;
 }
 
+/** A window of `seconds` from now, in the chain's time, which a node's clock (or a test chain's) need not share with ours. */
+export async function sponsorshipWindow(chain: ChainConfig, seconds: number): Promise<SponsorshipWindow> {
+  const { timestamp } = await publicClient(chain).getBlock({ blockTag: "latest" });
+  return { validUntil: Number(timestamp) + seconds, validAfter: 0 };
+}
+
 /** VerifyingPaymaster.getHash(op, validUntil, validAfter), computed off-chain. */
 export function paymasterHash(chainId: number, paymaster: Address, op: UserOp, window: SponsorshipWindow): Hex {
   return keccak256(

@@ -5,7 +5,7 @@ import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
 import { publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { estimateUserOperation, requiredPrefund, signPaymasterAndData, signUserOperation, userOperationHash } from "@/lib/chain/userop";
+import { estimateUserOperation, requiredPrefund, signUserOperation, sponsorshipWindow, sponsorUserOperation, userOperationHash } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { getDeveloperAccount } from "@/lib/developer-accounts/service";
@@ -62,8 +62,7 @@ export async function rebuildIntent(db: Db, intent: IntentRow, chain: ChainConfi
   });
   let op = built;
   if (intent.sponsored) {
-    const chainNow = Number((await publicClient(chain).getBlock({ blockTag: "latest" })).timestamp);
-    op = { ...op, paymasterAndData: await signPaymasterAndData(chain, op, { validUntil: chainNow + SPONSORSHIP_SECONDS, validAfter: 0 }) };
+    op = await sponsorUserOperation(chain, op, await sponsorshipWindow(chain, SPONSORSHIP_SECONDS));
   }
   op = await signUserOperation(chain, op, sender.signer!);
   const rows = await db

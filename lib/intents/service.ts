@@ -13,7 +13,8 @@ import {
   estimateUserOperation,
   preVerificationGas,
   requiredPrefund,
-  signPaymasterAndData,
+  sponsorshipWindow,
+  sponsorUserOperation,
   signUserOperation,
   userOperationHash,
   UserOperationRejectedError,
@@ -335,8 +336,7 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
     built.preVerificationGas = preVerificationGas(built);
   }
   const maxCost = requiredPrefund(built);
-  // The sponsorship window is in the chain's time, which a node's clock (or a test chain's) need not share with ours.
-  const chainNow = Number((await publicClient(chain).getBlock({ blockTag: "latest" })).timestamp);
+  const window = await sponsorshipWindow(chain, SPONSORSHIP_SECONDS);
 
   return db.transaction(async (tx) => {
     let op = built;
@@ -350,7 +350,7 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
           maxCost,
         });
       }
-      op = { ...op, paymasterAndData: await signPaymasterAndData(chain, op, { validUntil: chainNow + SPONSORSHIP_SECONDS, validAfter: 0 }) };
+      op = await sponsorUserOperation(chain, op, window);
     }
     await plan.check?.(tx);
     if (sender.signer) op = await signUserOperation(chain, op, sender.signer);
