@@ -159,11 +159,11 @@ describe("creating accounts", () => {
     expect((await createAccount({ chainId: 31339 }, { key: project.keys.live.secret })).body).toMatchObject({ chainId: 31339 });
   });
 
-  it("refuses account types it does not support yet, ERC-6551 fields, and bad fields, with details", async () => {
-    const unsupported = expectError(await createAccount({ chainId: 31337, accountType: "ERC6551V1" }), 400);
-    expect(unsupported.message).toMatch(/ERC6551V1 is not supported yet/);
-    expect(unsupported.details?.accountType).toBeDefined();
-    expectError(await createAccount({ chainId: 31337, accountType: "Nonsense" }), 400);
+  it("refuses unknown account types listing the accepted ones, ERC-6551 fields on other types, and bad fields, with details", async () => {
+    const unknown = expectError(await createAccount({ chainId: 31337, accountType: "Nonsense" }), 400);
+    expect(unknown.message).toMatch(/Nonsense is not an account type\. Accepted: .*UpgradeableV5/);
+    expect(unknown.details?.accountType).toBeDefined();
+    expect((await createAccount({ chainId: 31337, accountType: "Upgradeable_v06" })).status).toBe(200);
     expect((await createAccount({ chainId: 31337, accountType: "UpgradeableV5" })).status).toBe(200);
     expect(expectError(await createAccount({ chainId: 31337, tokenId: 1 }), 400).details?.tokenId).toBeDefined();
     expect(expectError(await createAccount({ chainId: 31337, externalOwnerAddress: "0x123" }), 400).details?.externalOwnerAddress).toBeDefined();

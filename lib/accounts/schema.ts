@@ -6,10 +6,6 @@ import { idRef } from "@/lib/http/resource";
 export const accountExpandable = ["transactionIntents", "player"] as const;
 const expand = expandField(accountExpandable);
 
-/** Account types the API names. Ours is the upgradeable EntryPoint v0.6 account (UpgradeableV5, shown as Upgradeable_v06). */
-export const SUPPORTED_ACCOUNT_TYPES = ["UpgradeableV5", "Upgradeable_v06"] as const;
-export const ACCOUNT_TYPE_RESPONSE = "Upgradeable_v06";
-
 export const createAccountInput = z.strictObject({
   chainId: chainIdField(),
   player: z.string().startsWith("pla_", "Expected a player id (pla_...)").optional(),

@@ -1,6 +1,7 @@
 import { unixSeconds } from "@/lib/http/resource";
-import { ACCOUNT_TYPE_RESPONSE, type AccountResponse } from "./schema";
+import type { AccountResponse } from "./schema";
 import type { AccountRow } from "./service";
+import { responseAccountType } from "./types";
 
 /** `player` is `{id}` unless the caller passes the expanded player. */
 export function serializeAccount(
@@ -19,7 +20,7 @@ export function serializeAccount(
     custodial: row.custodial,
     embeddedSigner: row.embeddedSigner,
     chainId: row.chainId,
-    accountType: ACCOUNT_TYPE_RESPONSE,
+    accountType: responseAccountType(row.accountType),
     player,
     transactionIntents,
   };

@@ -1,6 +1,6 @@
 import { and, desc, eq, ilike, inArray, or, type SQL } from "drizzle-orm";
 import { getAddress, hashTypedData, serializeErc6492Signature, type Address, type Hex, type TypedDataDefinition } from "viem";
-import { accountMessageDigest, accountSalt, builtInGuardian, counterfactualAddress, deploymentOf, readAccountState } from "@/lib/chain/accounts";
+import { accountAddressOf, accountMessageDigest, accountSalt, deploymentOf, readAccountState } from "@/lib/chain/accounts";
 import { onChain } from "@/lib/chain/clients";
 import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
@@ -11,23 +11,16 @@ import { newId } from "@/lib/ids";
 import { findOwnerKey, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import { createPlayer, getPlayer, likePattern } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
-import { SUPPORTED_ACCOUNT_TYPES, type CreateAccountInput, type ListAccountsInput, type SignPayloadInput } from "./schema";
+import { parseAccountType, type AccountType } from "./types";
+import { type CreateAccountInput, type ListAccountsInput, type SignPayloadInput } from "./schema";
 
 export type AccountRow = typeof accounts.$inferSelect;
 
 const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
   and(eq(accounts.projectId, ctx.projectId), eq(accounts.livemode, ctx.livemode), ...conditions);
 
-const KNOWN_UNSUPPORTED = ["ERC6551V1", "ManagedV5", "ZKSyncUpgradeableV1", "UpgradeableV4", "UpgradeableV6", "Upgradeable_v05"];
-
-function checkAccountType(input: CreateAccountInput) {
-  const type = input.accountType ?? "UpgradeableV5";
-  if (!(SUPPORTED_ACCOUNT_TYPES as readonly string[]).includes(type)) {
-    const why = KNOWN_UNSUPPORTED.includes(type) ? "is not supported yet" : "is not an account type";
-    throw badRequest(`accountType ${type} ${why}. Supported: ${SUPPORTED_ACCOUNT_TYPES.join(", ")} (the default).`, {
-      accountType: { value: type, message: `supported: ${SUPPORTED_ACCOUNT_TYPES.join(", ")}` },
-    });
-  }
+function checkAccountType(input: CreateAccountInput): AccountType {
+  const type = parseAccountType(input.accountType);
   for (const field of ["tokenContract", "tokenId"] as const) {
     if (input[field] !== undefined) {
       throw badRequest(`${field} applies to ERC-6551 accounts only; accountType ${type} does not take it.`, {
@@ -35,6 +28,7 @@ function checkAccountType(input: CreateAccountInput) {
       });
     }
   }
+  return type;
 }
 
 /**
@@ -44,7 +38,7 @@ function checkAccountType(input: CreateAccountInput) {
  */
 export async function createAccount(db: Queryable, ctx: ProjectContext, input: CreateAccountInput): Promise<AccountRow> {
   chainFor(ctx, input.chainId);
-  checkAccountType(input);
+  const accountType = checkAccountType(input);
   return db.transaction(async (tx) => {
     const player = input.player ? await getPlayer(tx, ctx, input.player) : await createPlayer(tx, ctx, {});
     const custodial = input.externalOwnerAddress === undefined;
@@ -59,10 +53,10 @@ export async function createAccount(db: Queryable, ctx: ProjectContext, input: C
         playerId: player.id,
         chainId: input.chainId,
         // With defaultGuardian the factory deploys it with the service as guardian: another address (see AccountFactory).
-        address: counterfactualAddress(owner as Address, salt, builtInGuardian({ defaultGuardian })),
+        address: accountAddressOf({ ...ctx, accountType, chainId: input.chainId, ownerAddress: owner, salt, defaultGuardian, tokenContract: null, tokenId: null }),
         ownerAddress: owner,
         custodial,
-        accountType: "UpgradeableV5",
+        accountType,
         salt,
         defaultGuardian,
       })

@@ -48,9 +48,41 @@ export function accountFactoryCall(owner: Address, salt: Hex, guardian: Address 
   return { factory, data, initCode: concat([factory, data]) };
 }
 
-/** The factory call that deploys a recorded account (player or intent sender): its owner, salt and built-in guardian. */
-export const deploymentOf = (account: { ownerAddress: string; salt: string; defaultGuardian: boolean }) =>
-  accountFactoryCall(account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
+/**
+ * What decides a recorded account's address and deployment (a player's account row or an intent's sender). The
+ * fields past `defaultGuardian` matter to some types only: `projectId` for ManagedV5 (the project's beacon),
+ * `chainId`, `tokenContract` and `tokenId` for ERC6551V1 (the token that controls it).
+ */
+export interface DeployableAccount {
+  accountType: string;
+  ownerAddress: string;
+  salt: string;
+  defaultGuardian: boolean;
+  projectId: string;
+  chainId: number;
+  tokenContract: string | null;
+  tokenId: string | null;
+}
+
+/** The factory call (and userOperation initCode) that deploys a recorded account, by its type. */
+export function deploymentOf(account: DeployableAccount): { factory: Address; data: Hex; initCode: Hex } {
+  switch (account.accountType) {
+    case "UpgradeableV5":
+      return accountFactoryCall(account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
+    default:
+      throw new Error(`no deployment for account type ${account.accountType}`);
+  }
+}
+
+/** Where a recorded account lives (the same on every chain for the same inputs), by its type. */
+export function accountAddressOf(account: DeployableAccount): Address {
+  switch (account.accountType) {
+    case "UpgradeableV5":
+      return counterfactualAddress(account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
+    default:
+      throw new Error(`no address for account type ${account.accountType}`);
+  }
+}
 
 export interface AccountChainState {
   deployed: boolean;

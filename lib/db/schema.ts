@@ -200,6 +200,9 @@ export const accounts = pgTable(
     /** CREATE2 salt given to the factory (derived from the player). */
     salt: text().notNull(),
     defaultGuardian: boolean().notNull().default(false),
+    /** ERC6551V1: the ERC-721 contract and token id whose holder controls the account. */
+    tokenContract: text(),
+    tokenId: text(),
     deployed: boolean().notNull().default(false),
     createdAt: createdAt(),
     updatedAt: createdAt(),
@@ -322,6 +325,8 @@ export const transactionIntents = pgTable(
     /** awaiting_signature → pending → broadcast → successful | failed; cancelled when never sent. */
     status: text({ enum: ["awaiting_signature", "pending", "broadcast", "successful", "failed", "cancelled"] }).notNull(),
     sponsored: boolean().notNull(),
+    /** The session (ses_) the intent registers or revokes, or whose key signs it. */
+    sessionId: text(),
     interactions: jsonb().$type<Record<string, unknown>[]>().notNull(),
     userOperation: jsonb().$type<Record<string, string>>().notNull(),
     userOperationHash: text().notNull().unique(),

@@ -4,7 +4,7 @@ import { encodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, 
 import type { PrivateKeyAccount } from "viem/accounts";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { createAccount, getAccount, type AccountRow } from "@/lib/accounts/service";
-import { deploymentOf } from "@/lib/chain/accounts";
+import { deploymentOf, type DeployableAccount } from "@/lib/chain/accounts";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { publicClient } from "@/lib/chain/clients";
 import { chainFor, findChain, type ChainConfig } from "@/lib/chain/registry";
@@ -52,7 +52,7 @@ export const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) 
  * Who sends an intent's operation: a player's account (acc_) or a custodial developer account
  * (dac_). `signer` is the owner key the service holds, or null when the owner signs (sign_with_wallet).
  */
-export interface IntentSender {
+export interface IntentSender extends DeployableAccount {
   id: string;
   chainId: number;
   playerId: string | null;
@@ -60,7 +60,6 @@ export interface IntentSender {
   ownerAddress: Address;
   salt: Hex;
   deployed: boolean;
-  defaultGuardian: boolean;
   signer: PrivateKeyAccount | null;
 }
 
@@ -68,6 +67,8 @@ export async function playerSender(db: Queryable, account: AccountRow): Promise<
   const ownerKey = account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
   return {
     id: account.id,
+    projectId: account.projectId,
+    accountType: account.accountType,
     chainId: account.chainId,
     playerId: account.playerId,
     address: account.address as Address,
@@ -75,6 +76,8 @@ export async function playerSender(db: Queryable, account: AccountRow): Promise<
     salt: account.salt as Hex,
     deployed: account.deployed,
     defaultGuardian: account.defaultGuardian,
+    tokenContract: account.tokenContract,
+    tokenId: account.tokenId,
     signer: ownerKey ? ownerSigner(ownerKey) : null,
   };
 }
@@ -87,6 +90,8 @@ export function developerSender(account: DeveloperAccountRow, chainId: number, p
   }
   return {
     id: account.id,
+    projectId: account.projectId,
+    accountType: "UpgradeableV5",
     chainId,
     playerId: null,
     address: account.address as Address,
@@ -94,6 +99,8 @@ export function developerSender(account: DeveloperAccountRow, chainId: number, p
     salt: account.salt as Hex,
     deployed: false,
     defaultGuardian: false,
+    tokenContract: null,
+    tokenId: null,
     signer: developerSigner(account),
   };
 }
