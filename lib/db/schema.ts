@@ -366,6 +366,42 @@ export const transactionIntents = pgTable(
   ],
 );
 
+/**
+ * A session key (`ses_`) registered on a player's account with `registerSessionKey`. The chain is the
+ * truth for whether it is active (window, uses, owner changes); this row remembers what was asked and
+ * the intents that register and revoke it.
+ */
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    playerId: text()
+      .notNull()
+      .references(() => players.id, { onDelete: "cascade" }),
+    accountId: text()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    chainId: integer().notNull(),
+    /** The session key, checksummed. */
+    address: text().notNull(),
+    /** Unix seconds (uint48 on chain). */
+    validAfter: bigint({ mode: "number" }).notNull(),
+    validUntil: bigint({ mode: "number" }).notNull(),
+    /** Maximum uses; null: no limit (registered as 2^48-1). */
+    limit: bigint({ mode: "number" }),
+    /** Checksummed addresses the key may call; empty: any but the account itself. */
+    whitelist: jsonb().$type<string[]>().notNull().default([]),
+    registrationIntentId: text(),
+    revocationIntentId: text(),
+    /** Set when the revocation landed, the registration was cancelled, or the chain no longer held the key at revoke time. */
+    revokedAt: timestamp({ withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.playerId, t.createdAt), index().on(t.accountId, t.address)],
+);
+
 /** The project webhook of each project and mode: transaction-intent state changes are POSTed there. */
 export const webhookSettings = pgTable(
   "webhook_settings",
