@@ -15,6 +15,7 @@ import { listResponse } from "@/lib/http/resource";
 import { presentIntent, presentIntents } from "./present";
 import { createIntentInput, getIntentInput, intentResponse, listIntentsInput, signatureInput } from "./schema";
 import * as intents from "./service";
+import { submitSignature } from "./signature";
 
 const tag = "Transaction intents";
 
@@ -98,7 +99,7 @@ export const signIntent = defineOperation({
   input: signatureInput,
   response: intentResponse,
   run: async ({ db, project, params, input, origin }) => {
-    const intent = await intents.submitSignature(db, project, params.id!, input.signature as `0x${string}`);
+    const intent = await submitSignature(db, project, params.id!, input.signature as `0x${string}`);
     const optimistic = input.optimistic ?? false;
     if (optimistic) refreshAfterCommit(async () => presentIntent(await getDb(), project, await waitForLanding(await getDb(), intent), undefined, origin));
     return presentIntent(db, project, await relayIntent(db, intent, optimistic), undefined, origin);

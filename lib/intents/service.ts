@@ -1,13 +1,12 @@
 import crypto from "node:crypto";
 import { and, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
-import { encodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, toHex, type Abi, type Address, type Hex } from "viem";
+import { encodeFunctionData, getAddress, isAddressEqual, toHex, type Abi, type Address, type Hex } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
-import { smartAccountAbi } from "@/contracts/artifacts";
 import { createAccount, getAccount, type AccountRow } from "@/lib/accounts/service";
 import { deploymentOf, type DeployableAccount } from "@/lib/chain/accounts";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { publicClient } from "@/lib/chain/clients";
-import { chainFor, findChain, type ChainConfig } from "@/lib/chain/registry";
+import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import {
   encodeAccountCalls,
   estimateUserOperation,
@@ -433,48 +432,4 @@ export async function embeddedIntents(db: Queryable, column: "playerId" | "accou
   const rows = all.length ? await db.select().from(transactionIntents).where(inArray(transactionIntents.id, all)) : [];
   const byId = new Map(rows.map((r) => [r.id, serializeIntent(r)]));
   return new Map([...latest].map(([owner, refs]) => [owner, refs.map((r) => byId.get(r.id) ?? r)]));
-}
-
-/**
- * Accepts the owner's (or a valid session key's) signature of a non-custodial intent's
- * userOperationHash, after checking it, so that nothing is ever relayed with a bad signature.
- */
-export async function submitSignature(db: Queryable, ctx: ProjectContext, id: string, signature: Hex): Promise<IntentRow> {
-  const intent = await getIntent(db, ctx, id);
-  if (intent.status !== "awaiting_signature") {
-    throw new ApiError(409, "invalid_request_error", `Transaction intent ${id} is not awaiting a signature (it is ${intent.status}).`);
-  }
-  const account = await getAccount(db, ctx, intent.accountId);
-  let signer: Address;
-  try {
-    signer = await recoverMessageAddress({ message: { raw: intent.userOperationHash as Hex }, signature });
-  } catch {
-    throw badRequest("The signature is not a valid 65-byte ECDSA signature.", { signature: { value: signature, message: "malformed" } });
-  }
-  if (!isAddressEqual(signer, account.ownerAddress as Address) && !(await isActiveSessionKey(account, signer))) {
-    throw badRequest(`The signature recovers to ${signer}, which is neither the owner ${account.ownerAddress} nor an active session key of account ${account.id}. Sign the userOperationHash (personal_sign of its 32 bytes).`, {
-      signature: { value: signature, message: `signed by ${signer}` },
-    });
-  }
-  const op = { ...intent.userOperation, signature };
-  const [row] = await db
-    .update(transactionIntents)
-    .set({ userOperation: op, status: "pending", updatedAt: sql`now()` })
-    .where(and(eq(transactionIntents.id, id), eq(transactionIntents.status, "awaiting_signature")))
-    .returning();
-  if (!row) throw new ApiError(409, "invalid_request_error", `Transaction intent ${id} is not awaiting a signature any more.`);
-  return row;
-}
-
-async function isActiveSessionKey(account: AccountRow, key: Address): Promise<boolean> {
-  if (!account.deployed) return false;
-  const chain = findChain(account.chainId);
-  if (!chain) return false;
-  const [, validUntil, , , active] = await publicClient(chain).readContract({
-    address: account.address as Address,
-    abi: smartAccountAbi,
-    functionName: "getSessionKey",
-    args: [key],
-  });
-  return active && validUntil > Math.floor(Date.now() / 1000);
 }
