@@ -362,6 +362,8 @@ export const transactionIntents = pgTable(
     index().on(t.policyId, t.playerId, t.createdAt),
     index().on(t.accountId, t.createdAt),
     index().on(t.playerId, t.createdAt),
+    // A session's latest intents (registration, revocation, signed by its key).
+    index().on(t.sessionId, t.createdAt),
     index().on(t.status, t.updatedAt),
   ],
 );

@@ -11,20 +11,21 @@ import { badRequest } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import type { ProjectContext } from "@/lib/projects/service";
 import { liveDeployer } from "./deployer";
-import { loadPolicy, playerSender, recordIntent, type IntentRow, type IntentSender } from "./service";
+import { loadPolicy, playerSender, recordIntent, type IntentPlan, type IntentRow, type IntentSender } from "./service";
 
 /**
  * Operations on the account itself (ownership, recovery) as transaction intents: calls to the
  * account, so the policy needs an account_functions rule, like any self-call.
  */
-async function selfIntent(
+export async function selfIntent(
   db: Queryable,
   ctx: ProjectContext,
   account: AccountRow,
-  policyId: string,
+  /** Without a policy the account pays its own gas. */
+  policyId: string | undefined,
   functionName: string,
   data: Hex,
-  options: { sender?: IntentSender; direct?: boolean; args?: unknown[] } = {},
+  options: { sender?: IntentSender; direct?: boolean; args?: unknown[]; sessionId?: string; optimistic?: boolean; check?: IntentPlan["check"] } = {},
 ): Promise<IntentRow> {
   const chain = chainFor(ctx, account.chainId);
   const sponsor = await loadPolicy(db, ctx, policyId);
@@ -35,8 +36,10 @@ async function selfIntent(
     ruled: [{ contractId: null, to, functionName, self: true }],
     sponsor,
     interactions: [{ to, functionName, functionArgs: options.args ?? [], data, value: "0" }],
-    optimistic: false,
+    optimistic: options.optimistic ?? false,
     confirmationBlocks: 5,
+    sessionId: options.sessionId,
+    check: options.check,
     ...(options.direct ? { callData: data } : {}),
   });
 }

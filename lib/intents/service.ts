@@ -117,7 +117,12 @@ async function resolveSender(db: Queryable, ctx: ProjectContext, input: CreateIn
   return playerSender(db, await resolveAccount(db, ctx, input));
 }
 
-async function resolveAccount(db: Queryable, ctx: ProjectContext, input: CreateIntentInput): Promise<AccountRow> {
+/** The account named, or the player's on the chain (created when missing, owned by externalOwnerAddress when given). */
+export async function resolveAccount(
+  db: Queryable,
+  ctx: ProjectContext,
+  input: Pick<CreateIntentInput, "account" | "player" | "chainId" | "externalOwnerAddress">,
+): Promise<AccountRow> {
   if (input.account) {
     const account = await referenced(getAccount(db, ctx, input.account), "account", input.account);
     if (account.chainId !== input.chainId) {
@@ -283,6 +288,8 @@ export interface IntentPlan {
   callData?: Hex;
   /** A policy withdrawal's token amount. */
   tokenWithdrawal?: bigint;
+  /** The session (ses_) the intent registers or revokes. */
+  sessionId?: string;
   /** Runs in the transaction that records the intent, to refuse it under a lock (e.g. over-withdrawal). */
   check?: (tx: Tx) => Promise<void>;
 }
@@ -377,6 +384,7 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
         maxCost: maxCost.toString(),
         tokenCharge: tokenCharge?.toString() ?? null,
         tokenWithdrawal: plan.tokenWithdrawal?.toString() ?? null,
+        sessionId: plan.sessionId ?? null,
         optimistic: plan.optimistic,
         confirmationBlocks: plan.confirmationBlocks,
         deploysAccount: (op.initCode ?? "0x") !== "0x",
@@ -405,7 +413,7 @@ export async function listIntents(db: Queryable, ctx: ProjectContext, input: Lis
 }
 
 /** The latest intents (ids) of players, accounts or policies, for embedding (10 each). */
-export async function latestIntentIds(db: Queryable, column: "playerId" | "accountId" | "policyId", ids: string[]): Promise<Map<string, { id: string }[]>> {
+export async function latestIntentIds(db: Queryable, column: "playerId" | "accountId" | "policyId" | "sessionId", ids: string[]): Promise<Map<string, { id: string }[]>> {
   const by = new Map<string, { id: string }[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return by;
   const col = transactionIntents[column];
@@ -425,7 +433,7 @@ export async function latestIntentIds(db: Queryable, column: "playerId" | "accou
 }
 
 /** The latest 10 intents of each owner, as `{id}` or (expanded) as the API shows them. */
-export async function embeddedIntents(db: Queryable, column: "playerId" | "accountId" | "policyId", ids: string[], expanded: boolean) {
+export async function embeddedIntents(db: Queryable, column: "playerId" | "accountId" | "policyId" | "sessionId", ids: string[], expanded: boolean) {
   const latest = await latestIntentIds(db, column, ids);
   if (!expanded) return latest;
   const all = [...latest.values()].flat().map((r) => r.id);

@@ -1,0 +1,1 @@
+CREATE INDEX "transaction_intents_session_id_created_at_index" ON "transaction_intents" USING btree ("session_id","created_at");
