@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { encodeFunctionData, isAddressEqual, recoverAddress, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { getAccount, type AccountRow } from "@/lib/accounts/service";
+import { accountTypeInfo } from "@/lib/accounts/types";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
@@ -47,9 +48,18 @@ export async function selfIntent(
 const readAccount = <T>(chain: ChainConfig, account: AccountRow, functionName: string, args: unknown[] = []) =>
   onChain(chain, () => publicClient(chain).readContract({ address: account.address as Address, abi: smartAccountAbi, functionName, args } as never) as Promise<T>);
 
+/** Accounts whose type has no owner-driven ownership (a token-bound account follows its token) cannot transfer or recover it. */
+function ownerDriven(account: AccountRow): AccountRow {
+  if (accountTypeInfo(account.accountType)?.ownership === false) {
+    const why = `a ${account.accountType} account has no owner-driven ownership (a token-bound account is controlled by whoever holds its token)`;
+    throw badRequest(`Account ${account.id} cannot change owner through the API: ${why}.`, { id: { value: account.id, message: why } });
+  }
+  return account;
+}
+
 /** Step one of a two-step transfer: the new owner accepts it with its own call to acceptOwnership(). Signed by the owner. */
 export async function requestOwnershipTransfer(db: Queryable, ctx: ProjectContext, id: string, input: { newOwnerAddress: Address; policy: string }) {
-  const account = await getAccount(db, ctx, id);
+  const account = ownerDriven(await getAccount(db, ctx, id));
   if (isAddressEqual(input.newOwnerAddress, account.ownerAddress as Address)) {
     throw badRequest(`${input.newOwnerAddress} already owns account ${account.id}.`, { newOwnerAddress: { value: input.newOwnerAddress, message: "is the current owner" } });
   }
@@ -58,7 +68,7 @@ export async function requestOwnershipTransfer(db: Queryable, ctx: ProjectContex
 }
 
 export async function cancelOwnershipTransfer(db: Queryable, ctx: ProjectContext, id: string, input: { policy: string }) {
-  const account = await getAccount(db, ctx, id);
+  const account = ownerDriven(await getAccount(db, ctx, id));
   const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "cancelOwnershipTransfer" });
   return selfIntent(db, ctx, account, input.policy, "cancelOwnershipTransfer", data);
 }
@@ -71,7 +81,7 @@ export async function cancelOwnershipTransfer(db: Queryable, ctx: ProjectContext
  * before its first transaction, whoever holds (or lost) the owner key.
  */
 async function recoveryPlan(db: Queryable, ctx: ProjectContext, id: string, step: "start" | "complete"): Promise<{ account: AccountRow; chain: ChainConfig; sender: IntentSender }> {
-  const account = await getAccount(db, ctx, id);
+  const account = ownerDriven(await getAccount(db, ctx, id));
   const chain = chainFor(ctx, account.chainId);
   await requireDeployment(chain);
   const guardian = serviceAccount("guardian");
