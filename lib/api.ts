@@ -7,7 +7,8 @@ import { intentOperations } from "@/lib/intents/operations";
 import { playerOperations } from "@/lib/players/operations";
 import { policyOperations, policyRuleOperations } from "@/lib/policies/operations";
 import { policyReportOperations } from "@/lib/policies/report-operations";
+import { sessionOperations } from "@/lib/sessions/operations";
 import { webhookOperations } from "@/lib/webhooks/operations";
 
 /** Every public operation, for the OpenAPI document. */
-export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...webhookOperations, ...developerAccountOperations];
+export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations];

@@ -57,7 +57,7 @@ export function handle(op: Operation) {
       const { raw, input, params } = await readRequest(op, request, url, route?.params);
       const activeDb = db;
       // With an Idempotency-Key, `runDb` is the transaction that also stores the key's response.
-      const run = (runDb: Db) => op.run({ db: runDb, project, input, params, path: url.pathname, origin: requestOrigin(request.headers, request.url) });
+      const run = (runDb: Db) => op.run({ db: runDb, project, input, params, path: url.pathname, origin: requestOrigin(request.headers, request.url), headers: request.headers });
       const execute = async (runDb: Db = activeDb) => {
         const body = EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(projectScope(project), () => run(runDb)) : await run(runDb);
         if (process.env.VITEST) op.response.parse(body); // the documented shape is the real shape

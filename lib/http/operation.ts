@@ -14,6 +14,8 @@ export interface OperationContext<Input> {
   path: string;
   /** The origin the request came to (scheme, host, port), for links back to this service. */
   origin?: string;
+  /** The request's headers (absent when the dashboard runs an operation), for the few parameters sent as headers. */
+  headers?: Headers;
 }
 
 /**

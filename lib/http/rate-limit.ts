@@ -48,6 +48,12 @@ export const EXPENSIVE_OPERATIONS: ReadonlySet<string> = new Set([
   "completeRecovery",
   "withdrawFromPolicy",
   "syncAccount",
+  // Sessions: writes build operations; reads ask the chain whether each key is active.
+  "createSession",
+  "revokeSession",
+  "signatureSession",
+  "getPlayerSessions",
+  "getSession",
 ]);
 
 const CLEANUP_EVERY_MS = 60_000;

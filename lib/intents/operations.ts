@@ -40,7 +40,7 @@ export async function relayIntent(db: Db, intent: intents.IntentRow, optimistic:
 }
 
 /** The intent once its op has landed, or as it is after OPTIMISTIC_WAIT_MS. */
-async function waitForLanding(db: Db, intent: intents.IntentRow) {
+export async function waitForLanding(db: Db, intent: intents.IntentRow) {
   const deadline = Date.now() + OPTIMISTIC_WAIT_MS;
   for (;;) {
     const [row] = await db.select().from(transactionIntents).where(eq(transactionIntents.id, intent.id));
