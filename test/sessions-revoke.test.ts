@@ -1,0 +1,163 @@
+import { eq } from "drizzle-orm";
+import { toHex, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { smartAccountAbi } from "@/contracts/artifacts";
+import { getDb } from "@/lib/db/client";
+import { transactionIntents } from "@/lib/db/schema";
+import type { ProjectWithKeys } from "@/lib/projects/service";
+import { call, expectError, newProject } from "./api";
+import { clientOf, fundedWallet, mined } from "./chain";
+
+let project: ProjectWithKeys;
+
+const newKey = () => privateKeyToAccount(generatePrivateKey()).address;
+const chainTime = async (chainId: number) => Number((await clientOf(chainId).getBlock()).timestamp);
+const keyActive = async (account: string, sessionKey: string, chainId = 31337) =>
+  (await clientOf(chainId).readContract({ address: account as Address, abi: smartAccountAbi, functionName: "getSessionKey", args: [sessionKey as Address] }))[4];
+const intentStatus = async (id: string) => (await (await getDb()).select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0]?.status;
+
+async function setup(key: string, chainId: number) {
+  const { body: policy } = await call("POST", "/v1/policies", { key, json: { name: "self calls", chainId, strategy: { sponsorSchema: "pay_for_user" } } });
+  await call("POST", "/v1/policy_rules", { key, json: { policy: policy.id, type: "account_functions" } });
+  const { body: player } = await call("POST", "/v1/players", { key, json: {} });
+  return { policy: policy as { id: string }, player: player as { id: string } };
+}
+
+beforeAll(async () => {
+  project = await newProject("session revocation");
+});
+
+describe("revoking a session key", () => {
+  it("on a custodial account: the revocation lands, isActive turns false, the chain holds the key inactive; a new session of the key may follow", async () => {
+    const key = project.keys.test.secret;
+    const { policy, player } = await setup(key, 31337);
+    const sessionKey = newKey();
+    const now = await chainTime(31337);
+    const registered = await call("POST", "/v1/sessions", { key, json: { address: sessionKey, chainId: 31337, player: player.id, validAfter: now, validUntil: now + 3600, limit: 5, policy: policy.id, optimistic: true } });
+    expect(registered.body.isActive, JSON.stringify(registered.body)).toBe(true);
+    const { body: account } = await call("GET", `/v1/accounts/${registered.body.account.id}`, { key });
+
+    const revoked = await call("POST", "/v1/sessions/revoke", { key, form: { address: sessionKey, chainId: "31337", player: player.id, policy: policy.id, optimistic: "true" } });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    expect(revoked.body).toMatchObject({ id: registered.body.id, isActive: false });
+    expect(revoked.body.transactionIntents).toHaveLength(2);
+    const [revocation] = revoked.body.transactionIntents;
+    expect(await intentStatus(revocation.id)).toBe("successful");
+    expect(await keyActive(account.address, sessionKey)).toBe(false);
+    expect((await call("GET", `/v1/sessions/${registered.body.id}`, { key })).body.isActive).toBe(false);
+
+    // Nothing live any more: a second revoke sends nothing and answers the session.
+    const again = await call("POST", "/v1/sessions/revoke", { key, json: { address: sessionKey, chainId: 31337, player: player.id, policy: policy.id } });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.transactionIntents).toHaveLength(2);
+
+    // The key may be registered again: a new session, and the old one stays revoked.
+    const renewed = await call("POST", "/v1/sessions", { key, json: { address: sessionKey, chainId: 31337, player: player.id, validAfter: now, validUntil: now + 3600, policy: policy.id, optimistic: true } });
+    expect(renewed.body).toMatchObject({ isActive: true });
+    expect(renewed.body.id).not.toBe(registered.body.id);
+    expect((await call("GET", `/v1/sessions/${registered.body.id}`, { key })).body.isActive).toBe(false);
+  }, 90_000);
+
+  it("on an owner-held account: the revocation needs the owner's signature (nextAction), then lands", async () => {
+    const key = project.keys.test.secret;
+    const { policy, player } = await setup(key, 31337);
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const sessionKey = newKey();
+    const now = await chainTime(31337);
+    const created = await call("POST", "/v1/sessions", { key, json: { address: sessionKey, chainId: 31337, player: player.id, externalOwnerAddress: owner.address, validAfter: now, validUntil: now + 3600, policy: policy.id } });
+    const sign = (hash: string) => owner.signMessage({ message: { raw: hash as `0x${string}` } });
+    const active = await call("POST", `/v1/sessions/${created.body.id}/signature`, { key, json: { signature: await sign(created.body.nextAction.payload.userOperationHash), optimistic: true } });
+    expect(active.body.isActive, JSON.stringify(active.body)).toBe(true);
+
+    const revoking = await call("POST", "/v1/sessions/revoke", { key, json: { address: sessionKey, chainId: 31337, player: player.id, policy: policy.id } });
+    expect(revoking.status, JSON.stringify(revoking.body)).toBe(200);
+    expect(revoking.body.isActive).toBe(true);
+    expect(revoking.body.nextAction).toMatchObject({ type: "sign_with_wallet" });
+    // Asked again before signing: the same revocation, nothing new.
+    const twice = await call("POST", "/v1/sessions/revoke", { key, json: { address: sessionKey, chainId: 31337, player: player.id, policy: policy.id } });
+    expect(twice.body.nextAction.payload.userOperationHash).toBe(revoking.body.nextAction.payload.userOperationHash);
+
+    const done = await call("POST", `/v1/sessions/${created.body.id}/signature`, { key, form: { signature: await sign(revoking.body.nextAction.payload.userOperationHash), optimistic: "true" } });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.isActive).toBe(false);
+    expect(done.body.nextAction).toBeUndefined();
+    const { body: account } = await call("GET", `/v1/accounts/${created.body.account.id}`, { key });
+    expect(await keyActive(account.address, sessionKey)).toBe(false);
+  }, 90_000);
+
+  it("cancels a registration still awaiting the owner's signature instead of sending anything", async () => {
+    const key = project.keys.test.secret;
+    const { policy, player } = await setup(key, 31337);
+    const sessionKey = newKey();
+    const now = await chainTime(31337);
+    const body = { address: sessionKey, chainId: 31337, player: player.id, externalOwnerAddress: newKey(), validAfter: now, validUntil: now + 3600, policy: policy.id };
+    const created = await call("POST", "/v1/sessions", { key, json: body });
+    const registration = created.body.transactionIntents[0].id;
+    const revoked = await call("POST", "/v1/sessions/revoke", { key, json: { address: sessionKey, chainId: 31337, player: player.id } });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    expect(revoked.body.isActive).toBe(false);
+    expect(revoked.body.nextAction).toBeUndefined();
+    expect(await intentStatus(registration)).toBe("cancelled");
+    expectError(await call("POST", `/v1/sessions/${created.body.id}/signature`, { key, json: { signature: `0x${"11".repeat(65)}` } }), 409);
+    // The key is free again.
+    expect((await call("POST", "/v1/sessions", { key, json: body })).status).toBe(200);
+  }, 60_000);
+
+  it("answers 404 naming key, player and chain when there is nothing to revoke, and 400 for bad parameters", async () => {
+    const key = project.keys.test.secret;
+    const { player } = await setup(key, 31337);
+    const sessionKey = newKey();
+    const none = expectError(await call("POST", "/v1/sessions/revoke", { key, json: { address: sessionKey, chainId: 31338, player: player.id } }), 404);
+    expect(none.message).toContain(sessionKey);
+    expect(none.message).toContain(player.id);
+    expect(none.message).toContain("31338");
+    await call("POST", "/v1/accounts", { key, json: { chainId: 31337, player: player.id } });
+    expect(expectError(await call("POST", "/v1/sessions/revoke", { key, json: { address: sessionKey, chainId: 31337, player: player.id } }), 404).message).toMatch(/No live session/);
+    const missing = expectError(await call("POST", "/v1/sessions/revoke", { key, json: { chainId: 31337 } }), 400);
+    expect(Object.keys(missing.details ?? {})).toEqual(expect.arrayContaining(["address", "player"]));
+    expect(expectError(await call("POST", "/v1/sessions/revoke", { key, json: { address: sessionKey, chainId: 31337, player: "pla_nobody" } }), 400).details?.player).toBeDefined();
+  });
+});
+
+// On the live chain 31339, whose clock tests move forward (see account-actions.test.ts).
+describe("the chain decides isActive", () => {
+  it("expires with the chain's clock, and a revoke then only marks it revoked", async () => {
+    const key = project.keys.live.secret;
+    const { policy, player } = await setup(key, 31339);
+    const sessionKey = newKey();
+    const now = await chainTime(31339);
+    const created = await call("POST", "/v1/sessions", { key, json: { address: sessionKey, chainId: 31339, player: player.id, validAfter: now - 10, validUntil: now + 300, policy: policy.id, optimistic: true } });
+    expect(created.body.isActive, JSON.stringify(created.body)).toBe(true);
+    const client = clientOf(31339);
+    await client.request({ method: "evm_increaseTime" as never, params: [toHex(600)] as never });
+    await client.request({ method: "evm_mine" as never, params: [] as never });
+    expect((await call("GET", `/v1/sessions/${created.body.id}`, { key })).body.isActive).toBe(false);
+
+    const revoked = await call("POST", "/v1/sessions/revoke", { key, json: { address: sessionKey, chainId: 31339, player: player.id, policy: policy.id } });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    expect(revoked.body).toMatchObject({ isActive: false, transactionIntents: [{ id: created.body.transactionIntents[0].id }] });
+  }, 60_000);
+
+  it("is not active before validAfter, and is retired by a change of the account's owner", async () => {
+    const key = project.keys.test.secret;
+    const { policy, player } = await setup(key, 31337);
+    const now = await chainTime(31337);
+    const later = await call("POST", "/v1/sessions", { key, json: { address: newKey(), chainId: 31337, player: player.id, validAfter: now + 3000, validUntil: now + 6000, policy: policy.id, optimistic: true } });
+    expect(later.body.isActive, JSON.stringify(later.body)).toBe(false);
+    // Registered though: the key cannot get a second session meanwhile.
+    expectError(await call("POST", "/v1/sessions", { key, json: { address: later.body.address, chainId: 31337, player: player.id, validAfter: now, validUntil: now + 600, policy: policy.id } }), 400);
+
+    const sessionKey = newKey();
+    const current = await call("POST", "/v1/sessions", { key, json: { address: sessionKey, chainId: 31337, player: player.id, validAfter: now, validUntil: now + 6000, policy: policy.id, optimistic: true } });
+    expect(current.body.isActive).toBe(true);
+    const { body: account } = await call("GET", `/v1/accounts/${current.body.account.id}`, { key });
+    const transferee = await fundedWallet(31337);
+    const requested = await call("POST", `/v1/accounts/${account.id}/request_transfer_ownership`, { key, json: { newOwnerAddress: transferee.account.address, policy: policy.id } });
+    expect(requested.status, JSON.stringify(requested.body)).toBe(200);
+    for (let i = 0; i < 300 && !(await call("GET", `/v1/transaction_intents/${requested.body.id}`, { key })).body.response; i++) await new Promise((r) => setTimeout(r, 50));
+    await mined(31337, await transferee.writeContract({ address: account.address, abi: smartAccountAbi, functionName: "acceptOwnership", chain: transferee.chain, account: transferee.account }));
+    expect(await keyActive(account.address, sessionKey)).toBe(false);
+    expect((await call("GET", `/v1/sessions/${current.body.id}`, { key })).body.isActive).toBe(false);
+  }, 90_000);
+});
