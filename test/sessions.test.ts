@@ -9,6 +9,7 @@ import { getDb } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import type { ProjectWithKeys } from "@/lib/projects/service";
+import { openSigningLink } from "@/lib/signing/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
 import { clientOf } from "./chain";
 
@@ -97,6 +98,12 @@ describe("registering a session key", () => {
     const { nextAction } = res.body;
     expect(nextAction).toMatchObject({ type: "sign_with_wallet", payload: { userOperationHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), userOperation: { signature: expect.any(String) } } });
     expect(nextAction.payload.signingUrl).toMatch(/\/sign\//);
+    // The signing page says what the owner authorizes, in words.
+    const page = await openSigningLink(await getDb(), new URL(nextAction.payload.signingUrl).searchParams.get("t") ?? undefined, res.body.transactionIntents[0].id);
+    if (page.state !== "awaiting") throw new Error(JSON.stringify(page));
+    expect(page.view.calls.map((c) => c.summary)).toContainEqual(
+      `Lets the session key ${sessionKey} sign for your account from ${new Date(now * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC until ${new Date((now + 600) * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC, any number of operations, calling any contract but your account itself`,
+    );
     const { body: account } = await call("GET", `/v1/accounts/${res.body.account.id}`, { key });
     expect(account).toMatchObject({ custodial: false, ownerAddress: owner.address, player: { id: player.id } });
 

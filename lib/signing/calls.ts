@@ -113,8 +113,6 @@ export function accountCalls(sender: Address, callData: Hex): RawCall[] {
   return [{ to: sender, value: 0n, data: callData }];
 }
 
-const addressesJson = (list: readonly Address[]) => list.join(", ");
-
 const when = (seconds: number | bigint) => `${new Date(Number(seconds) * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 
 /** The words for a known party: the account itself, the service, the project, a registered contract. */
@@ -168,8 +166,10 @@ function accountWords(ctx: DecodeContext, fn: string, args: readonly unknown[], 
     case "registerSessionKey": {
       const [sessionKey, validAfter, validUntil, limit, whitelist] = args as [Address, number, number, number, readonly Address[]];
       const from = Number(validAfter) === 0 ? "now" : when(validAfter);
-      const targets = whitelist.length ? `calling only ${addressesJson(whitelist)}` : "calling any contract but your account itself";
-      return account(`Lets the session key ${sessionKey} sign for your account from ${from} until ${when(validUntil)}, at most ${limit} operations, ${targets}`);
+      const targets = whitelist.length ? `calling only ${whitelist.map((t) => who(ctx, t)).join(", ")}` : "calling any contract but your account itself";
+      // 2^48-1, the largest uint48, is how the sessions API registers a key without a use limit.
+      const uses = Number(limit) === 2 ** 48 - 1 ? "any number of operations" : `at most ${limit} operations`;
+      return account(`Lets the session key ${sessionKey} sign for your account from ${from} until ${when(validUntil)}, ${uses}, ${targets}`);
     }
     case "revokeSessionKey":
       return account(`Revokes the session key ${a(0)}`, false);
