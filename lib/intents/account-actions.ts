@@ -50,7 +50,8 @@ const readAccount = <T>(chain: ChainConfig, account: AccountRow, functionName: s
 
 /** Accounts whose type has no owner-driven ownership (a token-bound account follows its token) cannot transfer or recover it. */
 function ownerDriven(account: AccountRow): AccountRow {
-  if (accountTypeInfo(account.accountType)?.ownership === false) {
+  const ownership: boolean = accountTypeInfo(account.accountType)?.ownership ?? true;
+  if (!ownership) {
     const why = `a ${account.accountType} account has no owner-driven ownership (a token-bound account is controlled by whoever holds its token)`;
     throw badRequest(`Account ${account.id} cannot change owner through the API: ${why}.`, { id: { value: account.id, message: why } });
   }

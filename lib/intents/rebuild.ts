@@ -26,6 +26,8 @@ export async function signingSender(db: Db, intent: IntentRow): Promise<IntentSe
     const guardian = serviceAccount("guardian");
     const signedBy = await recoverMessageAddress({ message: { raw: intent.userOperationHash as Hex }, signature: intent.userOperation.signature as Hex }).catch(() => null);
     if (signedBy && isAddressEqual(signedBy, guardian.address)) return { ...sender, signer: guardian };
+    // A session's key signed it: the owner key must not stand in for it (the key's window, uses and whitelist would not hold).
+    if (intent.sessionId && signedBy && !isAddressEqual(signedBy, sender.ownerAddress)) return null;
     return sender.signer ? sender : null;
   } catch {
     // Deleted, or no longer custodial: nobody can sign a rebuilt op.

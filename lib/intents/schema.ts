@@ -35,6 +35,13 @@ export const createIntentInput = z.strictObject({
   externalOwnerAddress: addressField().optional(),
   optimistic: booleanField().optional(),
   confirmationBlocks: integerField({ min: 0, max: 100 }).optional(),
+  session: z
+    .string()
+    .startsWith("ses_", "Expected a session id (ses_...)")
+    .optional()
+    .describe(
+      "A session (ses_) of the intent's account whose key signs this intent: it comes back awaiting_signature with nextAction even for a custodial account, and its signature goes to POST /v1/transaction_intents/{id}/signature. Refused with a 400 when the key is expired, not valid yet, out of uses or the calls leave its whitelist. account may then be omitted.",
+    ),
   expand,
 });
 
@@ -51,7 +58,12 @@ export const listIntentsInput = z.strictObject({
 export const getIntentInput = z.strictObject({ expand });
 
 export const signatureInput = z.strictObject({
-  signature: z.string({ error: "signature is required" }).regex(/^0x[0-9a-fA-F]+$/, "Expected a 0x-prefixed hex signature"),
+  signature: z
+    .string({ error: "signature is required" })
+    .regex(/^0x[0-9a-fA-F]+$/, "Expected a 0x-prefixed hex signature")
+    .describe(
+      "personal_sign of the userOperationHash's 32 bytes by the account's owner or by one of its active session keys. A session key's is checked against the chain first: window, uses left (counting its intents in flight), whitelisted targets, never the account itself; a refusal is a 400 naming why.",
+    ),
   optimistic: booleanField().optional(),
 });
 

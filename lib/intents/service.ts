@@ -38,6 +38,7 @@ import type { ProjectContext } from "@/lib/projects/service";
 import type { CreateIntentInput, InteractionInput, ListIntentsInput } from "./schema";
 import { claimDeployment, DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
 import { serializeIntent } from "./serializer";
+import { sessionSigning } from "./session-keys";
 
 export type IntentRow = typeof transactionIntents.$inferSelect;
 
@@ -231,15 +232,18 @@ export async function createIntent(db: Queryable, ctx: ProjectContext, input: Cr
   const chain = chainFor(ctx, input.chainId);
   const sponsor = await loadPolicy(db, ctx, input.policy);
   await requireDeployment(chain);
-  const sender = await resolveSender(db, ctx, input);
+  // With `session`, the session's key signs (not the service, even for a custodial account).
+  const session = input.session ? await sessionSigning(db, ctx, chain, { ...input, session: input.session }) : null;
+  const sender = await resolveSender(db, ctx, session ? { ...input, account: session.accountId } : input);
   const calls = await Promise.all(input.interactions.map((item, i) => resolveInteraction(db, ctx, sender, item, i)));
-  const intent = await recordIntent(db, ctx, chain, sender, {
+  const intent = await recordIntent(db, ctx, chain, session ? { ...sender, signer: null } : sender, {
     calls,
     ruled: calls.map((c) => c.ruled),
     sponsor,
     interactions: input.interactions.map((item) => ({ ...item, value: item.value ?? "0" })),
     optimistic: input.optimistic ?? false,
     confirmationBlocks: input.confirmationBlocks ?? 5,
+    ...(session && { sessionId: session.sessionId, check: session.check }),
   });
   return { intent, chain };
 }
@@ -288,10 +292,10 @@ export interface IntentPlan {
   callData?: Hex;
   /** A policy withdrawal's token amount. */
   tokenWithdrawal?: bigint;
-  /** The session (ses_) the intent registers or revokes. */
+  /** The session (ses_) the intent registers or revokes, or whose key is to sign it. */
   sessionId?: string;
   /** Runs in the transaction that records the intent, to refuse it under a lock (e.g. over-withdrawal). */
-  check?: (tx: Tx) => Promise<void>;
+  check?: (tx: Tx, op: UserOp) => Promise<void>;
 }
 
 /**
@@ -365,7 +369,7 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
       }
       op = await sponsorUserOperation(chain, op, window);
     }
-    await plan.check?.(tx);
+    await plan.check?.(tx, op);
     if (sender.signer) op = await signUserOperation(chain, op, sender.signer);
     const [row] = await tx
       .insert(transactionIntents)

@@ -1,18 +1,19 @@
 import { and, eq, sql } from "drizzle-orm";
 import { isAddressEqual, recoverMessageAddress, type Address, type Hex } from "viem";
-import { smartAccountAbi } from "@/contracts/artifacts";
-import { getAccount, type AccountRow } from "@/lib/accounts/service";
-import { publicClient } from "@/lib/chain/clients";
+import { getAccount } from "@/lib/accounts/service";
 import { findChain } from "@/lib/chain/registry";
+import { simulateHandleOp, UserOperationRejectedError } from "@/lib/chain/userop";
 import type { Queryable } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { ApiError, badRequest } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
-import { getIntent, type IntentRow } from "./service";
+import { deserializeUserOp, getIntent, type IntentRow } from "./service";
+import { lockSessionKey, sessionKeyRefusal, sessionOfKey } from "./session-keys";
 
 /**
- * Accepts the owner's (or a valid session key's) signature of a non-custodial intent's
- * userOperationHash, after checking it, so that nothing is ever relayed with a bad signature.
+ * Accepts the owner's (or an active session key's) signature of an intent's userOperationHash, after checking it, so
+ * that nothing is ever relayed with a bad signature. A session key's is checked against the chain first (window,
+ * uses left counting its intents in flight, whitelist) and its op simulated, each refusal a 400 naming why.
  */
 export async function submitSignature(db: Queryable, ctx: ProjectContext, id: string, signature: Hex): Promise<IntentRow> {
   const intent = await getIntent(db, ctx, id);
@@ -20,36 +21,43 @@ export async function submitSignature(db: Queryable, ctx: ProjectContext, id: st
     throw new ApiError(409, "invalid_request_error", `Transaction intent ${id} is not awaiting a signature (it is ${intent.status}).`);
   }
   const account = await getAccount(db, ctx, intent.accountId);
+  // Who may sign as the owner (H4: the current token holder for token-bound accounts).
+  const owner = account.ownerAddress as Address;
   let signer: Address;
   try {
     signer = await recoverMessageAddress({ message: { raw: intent.userOperationHash as Hex }, signature });
   } catch {
     throw badRequest("The signature is not a valid 65-byte ECDSA signature.", { signature: { value: signature, message: "malformed" } });
   }
-  if (!isAddressEqual(signer, account.ownerAddress as Address) && !(await isActiveSessionKey(account, signer))) {
-    throw badRequest(`The signature recovers to ${signer}, which is neither the owner ${account.ownerAddress} nor an active session key of account ${account.id}. Sign the userOperationHash (personal_sign of its 32 bytes).`, {
-      signature: { value: signature, message: `signed by ${signer}` },
-    });
-  }
   const op = { ...intent.userOperation, signature };
-  const [row] = await db
-    .update(transactionIntents)
-    .set({ userOperation: op, status: "pending", updatedAt: sql`now()` })
-    .where(and(eq(transactionIntents.id, id), eq(transactionIntents.status, "awaiting_signature")))
-    .returning();
-  if (!row) throw new ApiError(409, "invalid_request_error", `Transaction intent ${id} is not awaiting a signature any more.`);
-  return row;
+  if (isAddressEqual(signer, owner)) return markSigned(db, intent, op, intent.sessionId);
+  const chain = findChain(account.chainId);
+  if (!chain) throw badRequest(`Chain ${account.chainId} of account ${account.id} is not configured any more.`);
+  return db.transaction(async (tx) => {
+    await lockSessionKey(tx, account.id, signer);
+    const refused = await sessionKeyRefusal(tx, { chain, account: { id: account.id, address: account.address as Address }, key: signer, op: intent.userOperation as { callData: Hex; initCode: Hex } });
+    if (refused?.unknownKey) {
+      throw badRequest(`The signature recovers to ${signer}, which is neither the owner ${owner} nor a session key of account ${account.id} (${refused.why}). Sign the userOperationHash (personal_sign of its 32 bytes).`, {
+        signature: { value: signature, message: `signed by ${signer}` },
+      });
+    }
+    if (refused) throw badRequest(`The session key's signature cannot be used: ${refused.why}.`, { signature: { value: signature, message: refused.why } });
+    try {
+      await simulateHandleOp(chain, deserializeUserOp(op));
+    } catch (err) {
+      if (!(err instanceof UserOperationRejectedError)) throw err;
+      throw badRequest(`The session key's signature cannot be used: ${err.message}`, { signature: { value: signature, message: err.reason } });
+    }
+    return markSigned(tx, intent, op, await sessionOfKey(tx, account.id, signer));
+  });
 }
 
-async function isActiveSessionKey(account: AccountRow, key: Address): Promise<boolean> {
-  if (!account.deployed) return false;
-  const chain = findChain(account.chainId);
-  if (!chain) return false;
-  const [, validUntil, , , active] = await publicClient(chain).readContract({
-    address: account.address as Address,
-    abi: smartAccountAbi,
-    functionName: "getSessionKey",
-    args: [key],
-  });
-  return active && validUntil > Math.floor(Date.now() / 1000);
+async function markSigned(db: Queryable, intent: IntentRow, op: Record<string, string>, sessionId: string | null): Promise<IntentRow> {
+  const [row] = await db
+    .update(transactionIntents)
+    .set({ userOperation: op, status: "pending", sessionId, updatedAt: sql`now()` })
+    .where(and(eq(transactionIntents.id, intent.id), eq(transactionIntents.status, "awaiting_signature")))
+    .returning();
+  if (!row) throw new ApiError(409, "invalid_request_error", `Transaction intent ${intent.id} is not awaiting a signature any more.`);
+  return row;
 }

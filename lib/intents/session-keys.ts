@@ -1,0 +1,152 @@
+import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { decodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, size, type Address, type Hex } from "viem";
+import { smartAccountAbi } from "@/contracts/artifacts";
+import { onChain, publicClient } from "@/lib/chain/clients";
+import type { ChainConfig } from "@/lib/chain/registry";
+import type { UserOp } from "@/lib/chain/userop";
+import type { Queryable, Tx } from "@/lib/db/client";
+import { sessions, transactionIntents } from "@/lib/db/schema";
+import { badRequest, referenced } from "@/lib/http/errors";
+import type { ProjectContext } from "@/lib/projects/service";
+import { getSession } from "@/lib/sessions/service";
+import { accountCalls } from "@/lib/signing/calls";
+
+/** What the account holds for a key (`getSessionKey`): `limit` 0 means it was never registered. */
+export interface SessionKeyState {
+  validAfter: number;
+  validUntil: number;
+  limit: number;
+  used: number;
+  /** Registered, not revoked, and not retired by an owner change since. */
+  active: boolean;
+  whitelist: readonly Address[];
+}
+
+export async function readSessionKey(chain: ChainConfig, account: Address, key: Address): Promise<SessionKeyState> {
+  const [validAfter, validUntil, limit, used, active, whitelist] = await onChain(chain, () =>
+    publicClient(chain).readContract({ address: account, abi: smartAccountAbi, functionName: "getSessionKey", args: [key] }),
+  );
+  return { validAfter, validUntil, limit, used, active, whitelist };
+}
+
+const when = (seconds: number) => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
+
+/**
+ * The account's intents already signed by `key` and not settled: the contract counts a use when it validates an
+ * op, so each of these will take one of the key's uses. Counted by recovering each in-flight op's signer (an
+ * account has few in flight), which also covers keys registered without the sessions API.
+ */
+export async function inFlightUses(db: Queryable, chainId: number, accountId: string, key: Address): Promise<number> {
+  const rows = await db
+    .select({ hash: transactionIntents.userOperationHash, op: transactionIntents.userOperation })
+    .from(transactionIntents)
+    .where(and(eq(transactionIntents.chainId, chainId), eq(transactionIntents.accountId, accountId), inArray(transactionIntents.status, ["pending", "broadcast"])));
+  let count = 0;
+  for (const row of rows) {
+    const signer = await recoverMessageAddress({ message: { raw: row.hash as Hex }, signature: row.op.signature as Hex }).catch(() => null);
+    if (signer && isAddressEqual(signer, key)) count += 1;
+  }
+  return count;
+}
+
+/** The targets an op's callData calls, or why a session key may not sign it at all (only execute/executeBatch). */
+function targetsOf(account: Address, callData: Hex): Address[] | string {
+  let name: string | undefined;
+  try {
+    name = size(callData) >= 4 ? decodeFunctionData({ abi: smartAccountAbi, data: callData }).functionName : undefined;
+  } catch {
+    name = undefined;
+  }
+  if (name !== "execute" && name !== "executeBatch") {
+    return `a session key may only sign calls through execute or executeBatch, and this operation calls ${name ?? "the account directly"}`;
+  }
+  return accountCalls(account, callData).map((c) => c.to);
+}
+
+export interface SessionKeyCheck {
+  chain: ChainConfig;
+  account: { id: string; address: Address };
+  key: Address;
+  op: { callData: Hex; initCode?: Hex };
+}
+
+/**
+ * Why `key` may not sign `op` for the account now, as the contract and the EntryPoint would judge it, or null when
+ * it may: registered and active, inside its window by the chain's clock (tests move it), a use left once the
+ * key's in-flight intents are counted, only execute/executeBatch calls to whitelisted targets other than the
+ * account, on a deployed account. Callers hold the key's lock (lockSessionKey) when they act on the answer.
+ */
+export async function sessionKeyRefusal(db: Queryable, check: SessionKeyCheck): Promise<{ why: string; unknownKey: boolean } | null> {
+  const why = await refusal(db, check);
+  if (why === null) return null;
+  return { why, unknownKey: why === UNKNOWN_KEY || why === UNDEPLOYED };
+}
+
+const UNKNOWN_KEY = "not a session key of the account";
+const UNDEPLOYED = "the account is not deployed, and session keys live on a deployed account";
+
+async function refusal(db: Queryable, { chain, account, key, op }: SessionKeyCheck): Promise<string | null> {
+  const client = publicClient(chain);
+  const [code, state, block] = await Promise.all([
+    onChain(chain, () => client.getCode({ address: account.address })),
+    (op.initCode ?? "0x") === "0x" ? readSessionKey(chain, account.address, key) : null,
+    onChain(chain, () => client.getBlock({ blockTag: "latest" })),
+  ]);
+  if (!code || !state) return UNDEPLOYED;
+  if (state.limit === 0) return UNKNOWN_KEY;
+  if (!state.active) return `session key ${key} was revoked (or retired by a change of the account's owner)`;
+  const now = Number(block.timestamp);
+  if (now < state.validAfter) return `session key ${key} is not valid yet: valid from ${when(state.validAfter)}, and the chain's time is ${when(now)}`;
+  if (now >= state.validUntil) return `session key ${key} expired at ${when(state.validUntil)} (the chain's time is ${when(now)})`;
+  const targets = targetsOf(account.address, op.callData);
+  if (typeof targets === "string") return targets;
+  for (const target of targets) {
+    if (isAddressEqual(target, account.address)) return `a session key may not call the account itself (${account.address})`;
+    if (state.whitelist.length && !state.whitelist.some((allowed) => isAddressEqual(allowed, target))) {
+      return `target ${getAddress(target)} is not in session key ${key}'s whitelist (${state.whitelist.join(", ")})`;
+    }
+  }
+  const inFlight = await inFlightUses(db, chain.chainId, account.id, key);
+  if (state.used + inFlight >= state.limit) {
+    return `session key ${key} has no uses left: ${state.used} of its ${state.limit} used on chain and ${inFlight} more signed and in flight`;
+  }
+  return null;
+}
+
+/** Serializes the use checks of one key of one account until the transaction ends (two signatures racing for the last use). */
+export async function lockSessionKey(tx: Queryable, accountId: string, key: Address) {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`session-key:${accountId}:${key.toLowerCase()}`}))`);
+}
+
+/** The sessions row of `key` on the account (the latest not revoked), to record which session signed an intent. */
+export async function sessionOfKey(db: Queryable, accountId: string, key: Address): Promise<string | null> {
+  const [row] = await db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.accountId, accountId), eq(sessions.address, getAddress(key)), isNull(sessions.revokedAt)))
+    .orderBy(desc(sessions.createdAt))
+    .limit(1);
+  return row?.id ?? null;
+}
+
+/**
+ * An intent created with `session`: built for that session's key to sign (no service signature, even on a custodial
+ * account, so it waits in awaiting_signature with nextAction), refused before it is recorded when the key could not
+ * sign it now. `account` is the session's; the intent's own account, if named, must be it.
+ */
+export async function sessionSigning(db: Queryable, ctx: ProjectContext, chain: ChainConfig, input: { session: string; account?: string; chainId: number }) {
+  const session = await referenced(getSession(db, ctx, input.session), "session", input.session);
+  const refuse = (why: string) => badRequest(`Session ${session.id} cannot sign this intent: ${why}.`, { session: { value: session.id, message: why } });
+  if (input.account && input.account !== session.accountId) throw refuse(`it is a session of account ${session.accountId}, not ${input.account}`);
+  if (session.chainId !== input.chainId) throw refuse(`it is on chain ${session.chainId}, not ${input.chainId}`);
+  if (session.revokedAt) throw refuse("it was revoked");
+  const key = session.address as Address;
+  return {
+    accountId: session.accountId,
+    sessionId: session.id,
+    check: async (tx: Tx, op: UserOp) => {
+      const refused = await sessionKeyRefusal(tx, { chain, account: { id: session.accountId, address: op.sender }, key, op });
+      if (refused) throw refuse(refused.why);
+    },
+  };
+}
