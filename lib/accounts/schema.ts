@@ -1,7 +1,22 @@
+import { maxUint256 } from "viem";
 import { z } from "zod";
 import { chainIdField } from "@/lib/chain/registry";
 import { addressField, booleanField, expandField, integerField, listInput } from "@/lib/http/fields";
 import { idRef } from "@/lib/http/resource";
+
+/**
+ * An ERC-721 token id: any uint256, as a JSON number (up to 2^53 - 1, exact) or a decimal string; kept as its
+ * canonical decimal text.
+ */
+const tokenIdField = z.preprocess(
+  (v) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? String(v) : typeof v === "string" ? v.trim() : v),
+  z
+    .string({ error: "Expected a non-negative integer token id (a number, or a decimal string for large ids)" })
+    .regex(/^\d{1,78}$/, "Expected a non-negative integer token id (a number, or a decimal string for large ids)")
+    // Zod runs refinements after a failed regex too: only digits reach BigInt.
+    .refine((v) => !/^\d{1,78}$/.test(v) || BigInt(v) <= maxUint256, "Token id exceeds the largest uint256 (2^256 - 1)")
+    .transform((v) => BigInt(v).toString()),
+);
 
 export const accountExpandable = ["transactionIntents", "player"] as const;
 const expand = expandField(accountExpandable);
@@ -12,8 +27,9 @@ export const createAccountInput = z.strictObject({
   externalOwnerAddress: addressField().optional(),
   accountType: z.string().max(64).optional(),
   defaultGuardian: booleanField().optional(),
+  /** ERC6551V1: the ERC-721 contract (address or con_ id) and token whose holder controls the account. */
   tokenContract: z.string().max(64).optional(),
-  tokenId: integerField({ min: 0 }).optional(),
+  tokenId: tokenIdField.optional(),
   expand,
 });
 
@@ -53,6 +69,9 @@ export const accountResponse = z.object({
   embeddedSigner: z.boolean(),
   chainId: z.number().int(),
   accountType: z.string(),
+  /** ERC6551V1 accounts: the ERC-721 token whose holder controls the account (tokenId in decimal). */
+  tokenContract: z.string().optional(),
+  tokenId: z.string().optional(),
   player: idRef.loose(),
   transactionIntents: z.array(idRef.loose()),
 });

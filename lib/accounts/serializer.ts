@@ -21,6 +21,7 @@ export function serializeAccount(
     embeddedSigner: row.embeddedSigner,
     chainId: row.chainId,
     accountType: responseAccountType(row.accountType),
+    ...(row.tokenContract !== null && row.tokenId !== null ? { tokenContract: row.tokenContract, tokenId: row.tokenId } : {}),
     player,
     transactionIntents,
   };

@@ -1,8 +1,9 @@
 import { and, desc, eq, ilike, inArray, or, type SQL } from "drizzle-orm";
 import { getAddress, hashTypedData, serializeErc6492Signature, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { accountAddressOf, accountMessageDigest, accountSalt, deploymentOf, readAccountState } from "@/lib/chain/accounts";
-import { onChain } from "@/lib/chain/clients";
-import { chainFor } from "@/lib/chain/registry";
+import { onChain, publicClient } from "@/lib/chain/clients";
+import { chainFor, type ChainConfig } from "@/lib/chain/registry";
+import { tokenBoundMessageDigest } from "@/lib/chain/token-bound";
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
 import { badRequest, conflict, notFound } from "@/lib/http/errors";
@@ -11,7 +12,8 @@ import { newId } from "@/lib/ids";
 import { findOwnerKey, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import { createPlayer, getPlayer, likePattern } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
-import { parseAccountType, type AccountType } from "./types";
+import { checkToken, currentHolder, custodialKeyOf, signingOwner, tokenBoundSigner } from "./token-bound";
+import { accountTypeInfo, parseAccountType, type AccountType } from "./types";
 import { type CreateAccountInput, type ListAccountsInput, type SignPayloadInput } from "./schema";
 
 export type AccountRow = typeof accounts.$inferSelect;
@@ -21,6 +23,19 @@ const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
 
 function checkAccountType(input: CreateAccountInput): AccountType {
   const type = parseAccountType(input.accountType);
+  if (input.defaultGuardian && !accountTypeInfo(type)?.guardian) {
+    throw badRequest(`defaultGuardian does not apply to accountType ${type}: it has no guardians.`, {
+      defaultGuardian: { value: input.defaultGuardian, message: `not with accountType ${type}` },
+    });
+  }
+  if (type === "ERC6551V1") {
+    if (input.externalOwnerAddress !== undefined) {
+      throw badRequest("externalOwnerAddress does not apply to ERC6551V1 accounts: whoever holds the token controls the account.", {
+        externalOwnerAddress: { value: input.externalOwnerAddress, message: "not with accountType ERC6551V1" },
+      });
+    }
+    return type;
+  }
   for (const field of ["tokenContract", "tokenId"] as const) {
     if (input[field] !== undefined) {
       throw badRequest(`${field} applies to ERC-6551 accounts only; accountType ${type} does not take it.`, {
@@ -37,12 +52,16 @@ function checkAccountType(input: CreateAccountInput): AccountType {
  * the unique index decides between concurrent requests.
  */
 export async function createAccount(db: Queryable, ctx: ProjectContext, input: CreateAccountInput): Promise<AccountRow> {
-  chainFor(ctx, input.chainId);
+  const chain = chainFor(ctx, input.chainId);
   const accountType = checkAccountType(input);
+  // ERC6551V1: the token is checked on chain first; its holder is the owner, custodial when it is the player's key.
+  const token = accountType === "ERC6551V1" ? await checkToken(db, ctx, chain, input) : null;
   return db.transaction(async (tx) => {
     const player = input.player ? await getPlayer(tx, ctx, input.player) : await createPlayer(tx, ctx, {});
-    const custodial = input.externalOwnerAddress === undefined;
-    const owner = input.externalOwnerAddress ?? (await ownerKeyFor(tx, ctx, player.id)).address;
+    const custodial = token ? (await custodialKeyOf(tx, player.id, token.holder)) !== undefined : input.externalOwnerAddress === undefined;
+    const owner = token?.holder ?? input.externalOwnerAddress ?? (await ownerKeyFor(tx, ctx, player.id)).address;
+    const tokenContract = token?.tokenContract ?? null;
+    const tokenId = token?.tokenId ?? null;
     const salt = accountSalt(player.id);
     const defaultGuardian = input.defaultGuardian ?? false;
     const [row] = await tx
@@ -53,12 +72,14 @@ export async function createAccount(db: Queryable, ctx: ProjectContext, input: C
         playerId: player.id,
         chainId: input.chainId,
         // With defaultGuardian the factory deploys it with the service as guardian: another address (see AccountFactory).
-        address: accountAddressOf({ ...ctx, accountType, chainId: input.chainId, ownerAddress: owner, salt, defaultGuardian, tokenContract: null, tokenId: null }),
+        address: accountAddressOf({ ...ctx, accountType, chainId: input.chainId, ownerAddress: owner, salt, defaultGuardian, tokenContract, tokenId }),
         ownerAddress: owner,
         custodial,
         accountType,
         salt,
         defaultGuardian,
+        tokenContract,
+        tokenId,
       })
       .onConflictDoNothing({ target: [accounts.playerId, accounts.chainId] })
       .returning();
@@ -98,6 +119,7 @@ export async function accountsOfPlayers(db: Queryable, ctx: ProjectContext, play
 export async function syncAccount(db: Queryable, ctx: ProjectContext, id: string): Promise<AccountRow> {
   const account = await getAccount(db, ctx, id);
   const chain = chainFor(ctx, account.chainId);
+  if (account.accountType === "ERC6551V1") return syncTokenBound(db, chain, account);
   const state = await onChain(chain, () => readAccountState(chain, account.address as Address));
   const ownerAddress = state.owner ?? account.ownerAddress;
   // Custodial means we hold the key of the current owner: an owner changed on chain ends that.
@@ -111,11 +133,24 @@ export async function syncAccount(db: Queryable, ctx: ProjectContext, id: string
   return row!;
 }
 
+/** A token-bound account's controller is the token's holder now (kept when the token is gone, then not custodial). */
+async function syncTokenBound(db: Queryable, chain: ChainConfig, account: AccountRow): Promise<AccountRow> {
+  const [code, holder] = await Promise.all([onChain(chain, () => publicClient(chain).getCode({ address: account.address as Address })), currentHolder(chain, account)]);
+  const custodial = (await custodialKeyOf(db, account.playerId, holder)) !== undefined;
+  const [row] = await db
+    .update(accounts)
+    .set({ deployed: code !== undefined && code !== "0x", ownerAddress: holder ?? account.ownerAddress, custodial, updatedAt: new Date() })
+    .where(eq(accounts.id, account.id))
+    .returning();
+  return row!;
+}
+
 /** The row's flag, or the chain's answer while the row still says counterfactual. */
 async function isDeployed(ctx: ProjectContext, account: AccountRow): Promise<boolean> {
   if (account.deployed) return true;
   const chain = chainFor(ctx, account.chainId);
-  return (await onChain(chain, () => readAccountState(chain, account.address as Address))).deployed;
+  const code = await onChain(chain, () => publicClient(chain).getCode({ address: account.address as Address }));
+  return code !== undefined && code !== "0x";
 }
 
 function typedDataHash(input: SignPayloadInput): Hex {
@@ -137,17 +172,21 @@ function typedDataHash(input: SignPayloadInput): Hex {
  */
 export async function signPayload(db: Queryable, ctx: ProjectContext, id: string, input: SignPayloadInput) {
   const account = await getAccount(db, ctx, id);
-  if (!account.custodial) {
-    throw badRequest(`Account ${account.id} is not custodial: its owner ${account.ownerAddress} signs for it, not this service.`);
+  // A token-bound account is custodial while the token's holder is the player's key: asked of the chain now.
+  const tokenBound = account.accountType === "ERC6551V1";
+  const tokenKey = tokenBound ? await tokenBoundSigner(db, account) : undefined;
+  if (tokenBound ? !tokenKey : !account.custodial) {
+    const who = tokenBound ? `the holder of its token (${await signingOwner(account)})` : `its owner ${account.ownerAddress}`;
+    throw badRequest(`Account ${account.id} is not custodial: ${who} signs for it, not this service.`);
   }
   const hash = typedDataHash(input);
   if (input.hash !== undefined && input.hash.toLowerCase() !== hash) {
     throw badRequest(`hash does not match the EIP-712 hash of the typed data (${hash}).`, { hash: { value: input.hash, message: `expected ${hash}` } });
   }
-  const ownerKey = await findOwnerKey(db, account.playerId);
+  const ownerKey = tokenKey ?? (await findOwnerKey(db, account.playerId));
   if (!ownerKey) throw new Error(`custodial account ${account.id} has no owner key`);
   const signer = ownerSigner(ownerKey);
-  const digest = accountMessageDigest(account.chainId, account.address as Address, hash);
+  const digest = (tokenBound ? tokenBoundMessageDigest : accountMessageDigest)(account.chainId, account.address as Address, hash);
   const ownerSignature = await signer.sign({ hash: digest });
   let signature: Hex = ownerSignature;
   if (!(await isDeployed(ctx, account))) {

@@ -12,6 +12,7 @@ import { relayIntent } from "@/lib/intents/operations";
 import { signatureInput } from "@/lib/intents/schema";
 import { isFinal } from "@/lib/intents/search";
 import { getIntent, type IntentRow } from "@/lib/intents/service";
+import { signingOwner } from "@/lib/accounts/token-bound";
 import { submitSignature } from "@/lib/intents/signature";
 import { getPolicy } from "@/lib/policies/service";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -128,7 +129,8 @@ export async function signingView(db: Queryable, ctx: ProjectContext, intent: In
     chainName: chain?.name ?? `chain ${intent.chainId}`,
     accountId: account.id,
     accountAddress: account.address,
-    ownerAddress: account.ownerAddress,
+    // Token-bound accounts: the token's holder now (control follows the token); the stored owner when it is gone.
+    ownerAddress: await signingOwner(account).catch(() => account.ownerAddress),
     userOperationHash: intent.userOperationHash as Hex,
     policy: policy ? { id: policy.id, name: policy.name } : null,
     calls: await decodeIntentOperation(db, ctx, intent, policy),
