@@ -4,6 +4,7 @@ import { developerAccountOperations } from "@/lib/developer-accounts/operations"
 import type { Operation } from "@/lib/http/operation";
 import { accountActionOperations } from "@/lib/intents/account-operations";
 import { intentOperations } from "@/lib/intents/operations";
+import { playerOwnershipOperations } from "@/lib/intents/player-ownership";
 import { playerOperations } from "@/lib/players/operations";
 import { policyOperations, policyRuleOperations } from "@/lib/policies/operations";
 import { policyReportOperations } from "@/lib/policies/report-operations";
@@ -11,4 +12,4 @@ import { sessionOperations } from "@/lib/sessions/operations";
 import { webhookOperations } from "@/lib/webhooks/operations";
 
 /** Every public operation, for the OpenAPI document. */
-export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations];
+export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...playerOwnershipOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations];

@@ -9,6 +9,8 @@ type RouteModule = Record<string, (request: Request, ctx: { params: Promise<Reco
 const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/players", () => import("@/app/v1/players/route")],
   ["/v1/players/[id]", () => import("@/app/v1/players/[id]/route")],
+  ["/v1/players/[id]/request_transfer_ownership", () => import("@/app/v1/players/[id]/request_transfer_ownership/route")],
+  ["/v1/players/[id]/cancel_transfer_ownership", () => import("@/app/v1/players/[id]/cancel_transfer_ownership/route")],
   ["/v1/contracts", () => import("@/app/v1/contracts/route")],
   ["/v1/contracts/[id]", () => import("@/app/v1/contracts/[id]/route")],
   ["/v1/contracts/[id]/read", () => import("@/app/v1/contracts/[id]/read/route")],
