@@ -5,7 +5,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { getDb } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
+import { runOperation } from "@/lib/dashboard/operations";
+import { sessionItems } from "@/lib/dashboard/sessions";
 import type { ProjectWithKeys } from "@/lib/projects/service";
+import { revokeSession } from "@/lib/sessions/operations";
 import { call, expectError, newProject } from "./api";
 import { clientOf, fundedWallet, mined } from "./chain";
 
@@ -159,5 +162,39 @@ describe("the chain decides isActive", () => {
     await mined(31337, await transferee.writeContract({ address: account.address, abi: smartAccountAbi, functionName: "acceptOwnership", chain: transferee.chain, account: transferee.account }));
     expect(await keyActive(account.address, sessionKey)).toBe(false);
     expect((await call("GET", `/v1/sessions/${current.body.id}`, { key })).body.isActive).toBe(false);
+  }, 90_000);
+});
+
+describe("the dashboard's sessions", () => {
+  it("lists a player's and an account's sessions with status and uses left from the chain, and its Revoke runs the API's revoke", async () => {
+    const key = project.keys.test.secret;
+    const ctx = { projectId: project.id, livemode: false };
+    const { policy, player } = await setup(key, 31337);
+    const now = await chainTime(31337);
+    const sessionKey = newKey();
+    const active = await call("POST", "/v1/sessions", { key, json: { address: sessionKey, chainId: 31337, player: player.id, validAfter: now, validUntil: now + 3600, limit: 4, policy: policy.id, optimistic: true } });
+    const { policy: other } = await setup(key, 31338);
+    const unsigned = await call("POST", "/v1/sessions", { key, json: { address: newKey(), chainId: 31338, player: player.id, externalOwnerAddress: newKey(), validAfter: now, validUntil: now + 3600, policy: other.id } });
+    expect(unsigned.status, JSON.stringify(unsigned.body)).toBe(200);
+
+    const { items, total } = await sessionItems(await getDb(), ctx, { player: player.id, skip: 0 });
+    expect(total).toBe(2);
+    expect(items.map((s) => [s.id, s.status, s.usesLeft, s.revocable])).toEqual([
+      [unsigned.body.id, "awaiting_signature", null, true],
+      [active.body.id, "active", 4, true],
+    ]);
+    expect(items[1]!.registrationIntentId).toBe(active.body.transactionIntents[0].id);
+    const ofAccount = await sessionItems(await getDb(), ctx, { player: player.id, account: active.body.account.id, skip: 0 });
+    expect(ofAccount.items.map((s) => s.id)).toEqual([active.body.id]);
+
+    // The Revoke button's form, as the browser posts it.
+    const form = new FormData();
+    for (const [name, value] of Object.entries({ address: sessionKey, chainId: "31337", player: player.id, policy: policy.id, optimistic: "true" })) form.set(name, value);
+    const outcome = await runOperation(ctx, revokeSession.operationId, form);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, data: { id: active.body.id, isActive: false } });
+    expect((await sessionItems(await getDb(), ctx, { player: player.id, skip: 0 })).items.map((s) => [s.status, s.revocable])).toEqual([
+      ["awaiting_signature", true],
+      ["revoked", false],
+    ]);
   }, 90_000);
 });

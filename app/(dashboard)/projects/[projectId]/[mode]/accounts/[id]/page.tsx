@@ -4,24 +4,39 @@ import { CopyButton } from "@/components/code";
 import { ActionForm, SubmitButton } from "@/components/form";
 import { RecentIntents } from "@/components/intent-list";
 import { Card, Definitions, PageHeader } from "@/components/page";
+import { SessionsTable } from "@/components/sessions-table";
 import { Time } from "@/components/time";
 import { getAccount } from "@/lib/accounts/service";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { chainLabel } from "@/lib/dashboard/chains";
 import { projectScope } from "@/lib/dashboard/context";
+import { revocationPolicies, sessionItems, SESSIONS_PAGE } from "@/lib/dashboard/sessions";
 import { found } from "@/lib/dashboard/operations";
 import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
 import { listIntents } from "@/lib/intents/service";
+import { revokeSession } from "@/lib/sessions/operations";
 
 export const metadata = { title: "Account" };
 
-export default async function AccountPage({ params }: { params: Promise<{ projectId: string; mode: string; id: string }> }) {
+export default async function AccountPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ projectId: string; mode: string; id: string }>;
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
   const { projectId, mode, id } = await params;
+  const sessionsSkip = Math.max(0, Number((await searchParams).sessionsSkip) || 0);
   const scope = await projectScope(projectId, mode);
   const db = await getDb();
   const account = await found(getAccount(db, scope.ctx, id));
-  const intents = await listIntents(db, scope.ctx, { account: [account.id], limit: 10, skip: 0 });
+  const [intents, sessions] = await Promise.all([
+    listIntents(db, scope.ctx, { account: [account.id], limit: 10, skip: 0 }),
+    sessionItems(db, scope.ctx, { player: account.playerId, account: account.id, skip: sessionsSkip }),
+  ]);
+  const policies = await revocationPolicies(db, scope.ctx, [account.chainId]);
+  const revoke = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: revokeSession.operationId });
   const sync = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: "syncAccount", params: { id: account.id } });
   const hex = (value: string) => (
     <span className="inline-flex flex-wrap items-center gap-2">
@@ -49,6 +64,18 @@ export default async function AccountPage({ params }: { params: Promise<{ projec
         <ActionForm action={sync} className="mt-4">
           <SubmitButton variant="secondary">Sync with chain</SubmitButton>
         </ActionForm>
+      </Card>
+      <Card title="Session keys">
+        <SessionsTable
+          sessions={sessions.items}
+          total={sessions.total}
+          skip={sessionsSkip}
+          limit={SESSIONS_PAGE}
+          pageHref={(skip) => `${scope.base}/accounts/${account.id}${skip > 0 ? `?sessionsSkip=${skip}` : ""}`}
+          base={scope.base}
+          policies={policies}
+          revoke={revoke}
+        />
       </Card>
       <Card title="Recent transaction intents">
         <RecentIntents intents={intents.rows} base={scope.base} />

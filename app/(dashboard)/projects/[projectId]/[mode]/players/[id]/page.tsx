@@ -3,30 +3,44 @@ import { ActionForm, SubmitButton, TextInput } from "@/components/form";
 import { RecentIntents } from "@/components/intent-list";
 import { Card, Definitions, PageHeader } from "@/components/page";
 import { AccountsTable } from "@/components/accounts-table";
+import { SessionsTable } from "@/components/sessions-table";
 import { Time } from "@/components/time";
 import { accountsOfPlayers } from "@/lib/accounts/service";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { projectScope } from "@/lib/dashboard/context";
+import { revocationPolicies, sessionItems, SESSIONS_PAGE } from "@/lib/dashboard/sessions";
 import { found } from "@/lib/dashboard/operations";
 import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
 import { listIntents } from "@/lib/intents/service";
 import { getPlayer } from "@/lib/players/service";
+import { revokeSession } from "@/lib/sessions/operations";
 
 export const metadata = { title: "Player" };
 
-export default async function PlayerPage({ params }: { params: Promise<{ projectId: string; mode: string; id: string }> }) {
+export default async function PlayerPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ projectId: string; mode: string; id: string }>;
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
   const { projectId, mode, id } = await params;
+  const query = await searchParams;
+  const sessionsSkip = Math.max(0, Number(query.sessionsSkip) || 0);
   const scope = await projectScope(projectId, mode);
   const db = await getDb();
   const player = await found(getPlayer(db, scope.ctx, id));
-  const [accounts, intents] = await Promise.all([
+  const [accounts, intents, sessions] = await Promise.all([
     accountsOfPlayers(db, scope.ctx, [player.id]).then((m) => m.get(player.id) ?? []),
     listIntents(db, scope.ctx, { player: [player.id], limit: 10, skip: 0 }),
+    sessionItems(db, scope.ctx, { player: player.id, skip: sessionsSkip }),
   ]);
+  const policies = await revocationPolicies(db, scope.ctx, sessions.items.map((s) => s.chainId));
   const target = { projectId: scope.project.id, mode: scope.mode };
   const createAccount = submitOperation.bind(null, { ...target, operationId: "createAccount" });
   const remove = submitOperation.bind(null, { ...target, operationId: "deletePlayer", params: { id: player.id }, redirectTo: "/players" });
+  const revoke = submitOperation.bind(null, { ...target, operationId: revokeSession.operationId });
   return (
     <>
       <PageHeader title={player.name || player.id} description={player.description ?? undefined} />
@@ -53,6 +67,18 @@ export default async function PlayerPage({ params }: { params: Promise<{ project
             </div>
           </ActionForm>
         </div>
+      </Card>
+      <Card title="Session keys">
+        <SessionsTable
+          sessions={sessions.items}
+          total={sessions.total}
+          skip={sessionsSkip}
+          limit={SESSIONS_PAGE}
+          pageHref={(skip) => `${scope.base}/players/${player.id}${skip > 0 ? `?sessionsSkip=${skip}` : ""}`}
+          base={scope.base}
+          policies={policies}
+          revoke={revoke}
+        />
       </Card>
       <Card
         title="Recent transaction intents"
