@@ -10,7 +10,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SRC_DIR = "contracts/src";
 const ARTIFACTS_DIR = path.join(ROOT, "contracts/artifacts");
 const SOLC_VERSION = "0.8.28";
-const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken"];
+const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken", "ManagedBeacon", "ManagedAccountProxy", "ManagedAccountFactory", "SmartAccountV2Example", "ERC6551Registry", "TokenBoundAccount", "TestNFT"];
 const ENTRY_POINT_ARTIFACT = "@account-abstraction/contracts/artifacts/EntryPoint.json";
 const PACKAGES = ["@openzeppelin/contracts/", "@openzeppelin/contracts-upgradeable/", "@account-abstraction/contracts/"];
 
@@ -104,6 +104,13 @@ const EXPORTS = [
   ["AccountFactory", "accountFactory"],
   ["VerifyingPaymaster", "verifyingPaymaster"],
   ["TestToken", "testToken"],
+  ["ManagedBeacon", "managedBeacon"],
+  ["ManagedAccountProxy", "managedAccountProxy"],
+  ["ManagedAccountFactory", "managedAccountFactory"],
+  ["SmartAccountV2Example", "smartAccountV2Example"],
+  ["ERC6551Registry", "erc6551Registry"],
+  ["TokenBoundAccount", "tokenBoundAccount"],
+  ["TestNFT", "testNft"],
 ];
 
 function indexTs(artifacts) {

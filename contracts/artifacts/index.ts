@@ -3647,6 +3647,3021 @@ export const testTokenAbi = [
 export const testTokenBytecode: `0x${string}` =
   "0x608060405234801561000f575f5ffd5b506040516109bd3803806109bd83398101604081905261002e916100f0565b8181600361003c83826101d9565b50600461004982826101d9565b5050505050610293565b634e487b7160e01b5f52604160045260245ffd5b5f82601f830112610076575f5ffd5b81516001600160401b0381111561008f5761008f610053565b604051601f8201601f19908116603f011681016001600160401b03811182821017156100bd576100bd610053565b6040528181528382016020018510156100d4575f5ffd5b8160208501602083015e5f918101602001919091529392505050565b5f5f60408385031215610101575f5ffd5b82516001600160401b03811115610116575f5ffd5b61012285828601610067565b602085015190935090506001600160401b0381111561013f575f5ffd5b61014b85828601610067565b9150509250929050565b600181811c9082168061016957607f821691505b60208210810361018757634e487b7160e01b5f52602260045260245ffd5b50919050565b601f8211156101d457805f5260205f20601f840160051c810160208510156101b25750805b601f840160051c820191505b818110156101d1575f81556001016101be565b50505b505050565b81516001600160401b038111156101f2576101f2610053565b610206816102008454610155565b8461018d565b6020601f821160018114610238575f83156102215750848201515b5f19600385901b1c1916600184901b1784556101d1565b5f84815260208120601f198516915b828110156102675787850151825560209485019460019092019101610247565b508482101561028457868401515f19600387901b60f8161c191681555b50505050600190811b01905550565b61071d806102a05f395ff3fe608060405234801561000f575f5ffd5b506004361061009b575f3560e01c806340c10f191161006357806340c10f191461011457806370a082311461012957806395d89b4114610151578063a9059cbb14610159578063dd62ed3e1461016c575f5ffd5b806306fdde031461009f578063095ea7b3146100bd57806318160ddd146100e057806323b872dd146100f2578063313ce56714610105575b5f5ffd5b6100a76101a4565b6040516100b491906105b6565b60405180910390f35b6100d06100cb366004610606565b610234565b60405190151581526020016100b4565b6002545b6040519081526020016100b4565b6100d061010036600461062e565b61024d565b604051601281526020016100b4565b610127610122366004610606565b610270565b005b6100e4610137366004610668565b6001600160a01b03165f9081526020819052604090205490565b6100a761027e565b6100d0610167366004610606565b61028d565b6100e461017a366004610688565b6001600160a01b039182165f90815260016020908152604080832093909416825291909152205490565b6060600380546101b3906106b9565b80601f01602080910402602001604051908101604052809291908181526020018280546101df906106b9565b801561022a5780601f106102015761010080835404028352916020019161022a565b820191905f5260205f20905b81548152906001019060200180831161020d57829003601f168201915b5050505050905090565b5f3361024181858561029a565b60019150505b92915050565b5f3361025a8582856102ac565b61026585858561032d565b506001949350505050565b61027a828261038a565b5050565b6060600480546101b3906106b9565b5f3361024181858561032d565b6102a783838360016103be565b505050565b6001600160a01b038381165f908152600160209081526040808320938616835292905220545f19811015610327578181101561031957604051637dc7a0d960e11b81526001600160a01b038416600482015260248101829052604481018390526064015b60405180910390fd5b61032784848484035f6103be565b50505050565b6001600160a01b03831661035657604051634b637e8f60e11b81525f6004820152602401610310565b6001600160a01b03821661037f5760405163ec442f0560e01b81525f6004820152602401610310565b6102a7838383610490565b6001600160a01b0382166103b35760405163ec442f0560e01b81525f6004820152602401610310565b61027a5f8383610490565b6001600160a01b0384166103e75760405163e602df0560e01b81525f6004820152602401610310565b6001600160a01b03831661041057604051634a1406b160e11b81525f6004820152602401610310565b6001600160a01b038085165f908152600160209081526040808320938716835292905220829055801561032757826001600160a01b0316846001600160a01b03167f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b9258460405161048291815260200190565b60405180910390a350505050565b6001600160a01b0383166104ba578060025f8282546104af91906106f1565b9091555061052a9050565b6001600160a01b0383165f908152602081905260409020548181101561050c5760405163391434e360e21b81526001600160a01b03851660048201526024810182905260448101839052606401610310565b6001600160a01b0384165f9081526020819052604090209082900390555b6001600160a01b03821661054657600280548290039055610564565b6001600160a01b0382165f9081526020819052604090208054820190555b816001600160a01b0316836001600160a01b03167fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef836040516105a991815260200190565b60405180910390a3505050565b602081525f82518060208401528060208501604085015e5f604082850101526040601f19601f83011684010191505092915050565b80356001600160a01b0381168114610601575f5ffd5b919050565b5f5f60408385031215610617575f5ffd5b610620836105eb565b946020939093013593505050565b5f5f5f60608486031215610640575f5ffd5b610649846105eb565b9250610657602085016105eb565b929592945050506040919091013590565b5f60208284031215610678575f5ffd5b610681826105eb565b9392505050565b5f5f60408385031215610699575f5ffd5b6106a2836105eb565b91506106b0602084016105eb565b90509250929050565b600181811c908216806106cd57607f821691505b6020821081036106eb57634e487b7160e01b5f52602260045260245ffd5b50919050565b8082018082111561024757634e487b7160e01b5f52601160045260245ffdfea164736f6c634300081c000a";
 
+export const managedBeaconAbi = [
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "admin",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      }
+    ],
+    "name": "BeaconInvalidImplementation",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnableInvalidOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "name": "OwnableUnauthorizedAccount",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "previousOwner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnershipTransferred",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      }
+    ],
+    "name": "Upgraded",
+    "type": "event"
+  },
+  {
+    "inputs": [],
+    "name": "implementation",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "owner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "renounceOwnership",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "transferOwnership",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newImplementation",
+        "type": "address"
+      }
+    ],
+    "name": "upgradeTo",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  }
+] as const;
+
+export const managedBeaconBytecode: `0x${string}` =
+  "0x608060405234801561000f575f5ffd5b506040516103fc3803806103fc83398101604081905261002e91610163565b8181806001600160a01b03811661005f57604051631e4fbdf760e01b81525f60048201526024015b60405180910390fd5b6100688161007b565b50610072826100ca565b50505050610194565b5f80546001600160a01b038381166001600160a01b0319831681178455604051919092169283917f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e09190a35050565b806001600160a01b03163b5f036100ff5760405163211eb15960e21b81526001600160a01b0382166004820152602401610056565b600180546001600160a01b0319166001600160a01b0383169081179091556040517fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a250565b80516001600160a01b038116811461015e575f5ffd5b919050565b5f5f60408385031215610174575f5ffd5b61017d83610148565b915061018b60208401610148565b90509250929050565b61025b806101a15f395ff3fe608060405234801561000f575f5ffd5b5060043610610055575f3560e01c80633659cfe6146100595780635c60da1b1461006e578063715018a6146100975780638da5cb5b1461009f578063f2fde38b146100af575b5f5ffd5b61006c610067366004610221565b6100c2565b005b6001546001600160a01b03165b6040516001600160a01b03909116815260200160405180910390f35b61006c6100d6565b5f546001600160a01b031661007b565b61006c6100bd366004610221565b6100e9565b6100ca610128565b6100d381610154565b50565b6100de610128565b6100e75f6101d2565b565b6100f1610128565b6001600160a01b03811661011f57604051631e4fbdf760e01b81525f60048201526024015b60405180910390fd5b6100d3816101d2565b5f546001600160a01b031633146100e75760405163118cdaa760e01b8152336004820152602401610116565b806001600160a01b03163b5f036101895760405163211eb15960e21b81526001600160a01b0382166004820152602401610116565b600180546001600160a01b0319166001600160a01b0383169081179091556040517fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a250565b5f80546001600160a01b038381166001600160a01b0319831681178455604051919092169283917f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e09190a35050565b5f60208284031215610231575f5ffd5b81356001600160a01b0381168114610247575f5ffd5b939250505056fea164736f6c634300081c000a";
+
+export const managedAccountProxyAbi = [
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "beacon",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      }
+    ],
+    "name": "AddressEmptyCode",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "beacon",
+        "type": "address"
+      }
+    ],
+    "name": "ERC1967InvalidBeacon",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      }
+    ],
+    "name": "ERC1967InvalidImplementation",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "ERC1967NonPayable",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "FailedCall",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "beacon",
+        "type": "address"
+      }
+    ],
+    "name": "BeaconUpgraded",
+    "type": "event"
+  },
+  {
+    "stateMutability": "payable",
+    "type": "fallback"
+  }
+] as const;
+
+export const managedAccountProxyBytecode: `0x${string}` =
+  "0x60a060405234801561000f575f5ffd5b5060405161045338038061045383398101604081905261002e9161031f565b60408051602081019091525f81528190610048828261005b565b506001600160a01b03166080525061034c565b61006482610118565b6040516001600160a01b038316907f1cf3b03a6cf19fa2baba4df148e9dcabedea7f8a5c07840e207e5c089be95d3e905f90a280511561010c57610107826001600160a01b0316635c60da1b6040518163ffffffff1660e01b8152600401602060405180830381865afa1580156100dd573d5f5f3e3d5ffd5b505050506040513d601f19601f82011682018060405250810190610101919061031f565b82610226565b505050565b6101146102c7565b5050565b806001600160a01b03163b5f0361015257604051631933b43b60e21b81526001600160a01b03821660048201526024015b60405180910390fd5b807fa3f0ad74e5423aebfd80d3ef4346578335a9a72aeaee59ff6cb3582b35133d5080546001600160a01b0319166001600160a01b0392831617905560408051635c60da1b60e01b815290515f92841691635c60da1b9160048083019260209291908290030181865afa1580156101cb573d5f5f3e3d5ffd5b505050506040513d601f19601f820116820180604052508101906101ef919061031f565b9050806001600160a01b03163b5f0361011457604051634c9c8ce360e01b81526001600160a01b0382166004820152602401610149565b60605f61023384846102e8565b905080801561025457505f3d118061025457505f846001600160a01b03163b115b15610269576102616102fb565b9150506102c1565b801561029357604051639996b31560e01b81526001600160a01b0385166004820152602401610149565b3d156102a6576102a1610314565b6102bf565b60405163d6bda27560e01b815260040160405180910390fd5b505b92915050565b34156102e65760405163b398979f60e01b815260040160405180910390fd5b565b5f5f5f835160208501865af49392505050565b6040513d81523d5f602083013e3d602001810160405290565b6040513d5f823e3d81fd5b5f6020828403121561032f575f5ffd5b81516001600160a01b0381168114610345575f5ffd5b9392505050565b60805160f26103615f395f601d015260f25ff3fe6080604052600a600c565b005b60186014601a565b609d565b565b5f7f00000000000000000000000000000000000000000000000000000000000000006001600160a01b0316635c60da1b6040518163ffffffff1660e01b8152600401602060405180830381865afa1580156076573d5f5f3e3d5ffd5b505050506040513d601f19601f820116820180604052508101906098919060ba565b905090565b365f5f375f5f365f845af43d5f5f3e80801560b6573d5ff35b3d5ffd5b5f6020828403121560c9575f5ffd5b81516001600160a01b038116811460de575f5ffd5b939250505056fea164736f6c634300081c000a";
+
+export const managedAccountFactoryAbi = [
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "anAccountImplementation",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "aBeaconAdmin",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "bytes32",
+        "name": "beaconKey",
+        "type": "bytes32"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "AccountCreated",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "bytes32",
+        "name": "beaconKey",
+        "type": "bytes32"
+      },
+      {
+        "indexed": false,
+        "internalType": "address",
+        "name": "beacon",
+        "type": "address"
+      }
+    ],
+    "name": "BeaconCreated",
+    "type": "event"
+  },
+  {
+    "inputs": [],
+    "name": "accountImplementation",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "beaconAdmin",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "beaconKey",
+        "type": "bytes32"
+      }
+    ],
+    "name": "beaconOf",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "beaconKey",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "createAccount",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "beaconKey",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "createAccountWithGuardian",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "beaconKey",
+        "type": "bytes32"
+      }
+    ],
+    "name": "deployBeacon",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "beacon",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "beaconKey",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "getAddress",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "beaconKey",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "getAddressWithGuardian",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  }
+] as const;
+
+export const managedAccountFactoryBytecode: `0x${string}` =
+  "0x60e060405234801561000f575f5ffd5b5060405161153d38038061153d83398101604081905261002e916100e7565b6001600160a01b03808316608052811660a052604051610050602082016100bf565b601f1982820381018352601f9091011660408181526001600160a01b03858116602084015284169082015260600160408051601f198184030181529082905261009c929160200161012f565b60408051601f19818403018152919052805160209091012060c0525061014b9050565b6103fc8061114183390190565b80516001600160a01b03811681146100e2575f5ffd5b919050565b5f5f604083850312156100f8575f5ffd5b610101836100cc565b915061010f602084016100cc565b90509250929050565b5f81518060208401855e5f93019283525090919050565b5f61014361013d8386610118565b84610118565b949350505050565b60805160a05160c051610fbf6101825f395f6104f801525f818161010a01526102f101525f818160bd01526102d00152610fbf5ff3fe608060405234801561000f575f5ffd5b5060043610610085575f3560e01c80634767047d116100585780634767047d146101055780635c7ba9111461012c578063b1fd0c9b1461013f578063e2eff06014610152575f5ffd5b80630e74ca0a1461008957806311464fbe146100b85780632b4c4236146100df578063470ec2b2146100f2575b5f5ffd5b61009c6100973660046106ad565b610165565b6040516001600160a01b03909116815260200160405180910390f35b61009c7f000000000000000000000000000000000000000000000000000000000000000081565b61009c6100ed3660046106e0565b6102ac565b61009c6101003660046106f7565b610395565b61009c7f000000000000000000000000000000000000000000000000000000000000000081565b61009c61013a3660046106e0565b6104f1565b61009c61014d3660046106f7565b610522565b61009c6101603660046106ad565b61057c565b5f61017184848461057c565b9050806001600160a01b03163b5f036102a5575f61018e856102ac565b604080516001600160a01b038716602082015290810185905290915060600160405160208183030381529060405280519060200120816040516101d090610678565b6001600160a01b0390911681526020018190604051809103905ff59050801580156101fd573d5f5f3e3d5ffd5b505060405163189acdbd60e31b81526001600160a01b03858116600483015283169063c4d66de8906024015f604051808303815f87803b15801561023f575f5ffd5b505af1158015610251573d5f5f3e3d5ffd5b5050505084846001600160a01b0316836001600160a01b03167f6c439fa06d3cb3c1a6b66b363595c39ee6e69bcf8175b227a3f8e947b64863838660405161029b91815260200190565b60405180910390a4505b9392505050565b5f6102b6826104f1565b90506001600160a01b0381163b156102cd57919050565b817f00000000000000000000000000000000000000000000000000000000000000007f000000000000000000000000000000000000000000000000000000000000000060405161031c90610685565b6001600160a01b039283168152911660208201526040018190604051809103905ff5905080158015610350573d5f5f3e3d5ffd5b50506040516001600160a01b038216815282907f4504f55cd6455cccd7fa9a86ea5e172da3d5ff5f8218e5bbd7cc597379337ce99060200160405180910390a2919050565b5f6103a285858585610522565b9050806001600160a01b03163b5f036104e9575f6103bf866102ac565b604080516001600160a01b03808916602083015287169181019190915260608101859052909150608001604051602081830303815290604052805190602001208160405161040c90610678565b6001600160a01b0390911681526020018190604051809103905ff5905080158015610439573d5f5f3e3d5ffd5b5050604051634d4188bd60e01b81526001600160a01b0386811660048301528581166024830152831690634d4188bd906044015f604051808303815f87803b158015610483575f5ffd5b505af1158015610495573d5f5f3e3d5ffd5b5050505085856001600160a01b0316836001600160a01b03167f6c439fa06d3cb3c1a6b66b363595c39ee6e69bcf8175b227a3f8e947b6486383866040516104df91815260200190565b60405180910390a4505b949350505050565b5f61051c827f00000000000000000000000000000000000000000000000000000000000000006105bd565b92915050565b604080516001600160a01b038086166020830152841691810191909152606081018290525f90610573906080016040516020818303038152906040528051906020012061056e876105c9565b6105bd565b95945050505050565b604080516001600160a01b03841660208201529081018290525f906104e9906060016040516020818303038152906040528051906020012061056e866105c9565b5f6102a5838330610646565b5f604051806020016105da90610678565b601f1982820381018352601f909101166040526105f6836104f1565b604080516001600160a01b0390921660208301520160408051601f1981840301815290829052610629929160200161074f565b604051602081830303815290604052805190602001209050919050565b5f604051836040820152846020820152828152600b8101905060ff8153605590206001600160a01b0316949350505050565b6104538061076483390190565b6103fc80610bb783390190565b80356001600160a01b03811681146106a8575f5ffd5b919050565b5f5f5f606084860312156106bf575f5ffd5b833592506106cf60208501610692565b929592945050506040919091013590565b5f602082840312156106f0575f5ffd5b5035919050565b5f5f5f5f6080858703121561070a575f5ffd5b8435935061071a60208601610692565b925061072860408601610692565b9396929550929360600135925050565b5f81518060208401855e5f93019283525090919050565b5f6104e961075d8386610738565b8461073856fe60a060405234801561000f575f5ffd5b5060405161045338038061045383398101604081905261002e9161031f565b60408051602081019091525f81528190610048828261005b565b506001600160a01b03166080525061034c565b61006482610118565b6040516001600160a01b038316907f1cf3b03a6cf19fa2baba4df148e9dcabedea7f8a5c07840e207e5c089be95d3e905f90a280511561010c57610107826001600160a01b0316635c60da1b6040518163ffffffff1660e01b8152600401602060405180830381865afa1580156100dd573d5f5f3e3d5ffd5b505050506040513d601f19601f82011682018060405250810190610101919061031f565b82610226565b505050565b6101146102c7565b5050565b806001600160a01b03163b5f0361015257604051631933b43b60e21b81526001600160a01b03821660048201526024015b60405180910390fd5b807fa3f0ad74e5423aebfd80d3ef4346578335a9a72aeaee59ff6cb3582b35133d5080546001600160a01b0319166001600160a01b0392831617905560408051635c60da1b60e01b815290515f92841691635c60da1b9160048083019260209291908290030181865afa1580156101cb573d5f5f3e3d5ffd5b505050506040513d601f19601f820116820180604052508101906101ef919061031f565b9050806001600160a01b03163b5f0361011457604051634c9c8ce360e01b81526001600160a01b0382166004820152602401610149565b60605f61023384846102e8565b905080801561025457505f3d118061025457505f846001600160a01b03163b115b15610269576102616102fb565b9150506102c1565b801561029357604051639996b31560e01b81526001600160a01b0385166004820152602401610149565b3d156102a6576102a1610314565b6102bf565b60405163d6bda27560e01b815260040160405180910390fd5b505b92915050565b34156102e65760405163b398979f60e01b815260040160405180910390fd5b565b5f5f5f835160208501865af49392505050565b6040513d81523d5f602083013e3d602001810160405290565b6040513d5f823e3d81fd5b5f6020828403121561032f575f5ffd5b81516001600160a01b0381168114610345575f5ffd5b9392505050565b60805160f26103615f395f601d015260f25ff3fe6080604052600a600c565b005b60186014601a565b609d565b565b5f7f00000000000000000000000000000000000000000000000000000000000000006001600160a01b0316635c60da1b6040518163ffffffff1660e01b8152600401602060405180830381865afa1580156076573d5f5f3e3d5ffd5b505050506040513d601f19601f820116820180604052508101906098919060ba565b905090565b365f5f375f5f365f845af43d5f5f3e80801560b6573d5ff35b3d5ffd5b5f6020828403121560c9575f5ffd5b81516001600160a01b038116811460de575f5ffd5b939250505056fea164736f6c634300081c000a608060405234801561000f575f5ffd5b506040516103fc3803806103fc83398101604081905261002e91610163565b8181806001600160a01b03811661005f57604051631e4fbdf760e01b81525f60048201526024015b60405180910390fd5b6100688161007b565b50610072826100ca565b50505050610194565b5f80546001600160a01b038381166001600160a01b0319831681178455604051919092169283917f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e09190a35050565b806001600160a01b03163b5f036100ff5760405163211eb15960e21b81526001600160a01b0382166004820152602401610056565b600180546001600160a01b0319166001600160a01b0383169081179091556040517fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a250565b80516001600160a01b038116811461015e575f5ffd5b919050565b5f5f60408385031215610174575f5ffd5b61017d83610148565b915061018b60208401610148565b90509250929050565b61025b806101a15f395ff3fe608060405234801561000f575f5ffd5b5060043610610055575f3560e01c80633659cfe6146100595780635c60da1b1461006e578063715018a6146100975780638da5cb5b1461009f578063f2fde38b146100af575b5f5ffd5b61006c610067366004610221565b6100c2565b005b6001546001600160a01b03165b6040516001600160a01b03909116815260200160405180910390f35b61006c6100d6565b5f546001600160a01b031661007b565b61006c6100bd366004610221565b6100e9565b6100ca610128565b6100d381610154565b50565b6100de610128565b6100e75f6101d2565b565b6100f1610128565b6001600160a01b03811661011f57604051631e4fbdf760e01b81525f60048201526024015b60405180910390fd5b6100d3816101d2565b5f546001600160a01b031633146100e75760405163118cdaa760e01b8152336004820152602401610116565b806001600160a01b03163b5f036101895760405163211eb15960e21b81526001600160a01b0382166004820152602401610116565b600180546001600160a01b0319166001600160a01b0383169081179091556040517fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a250565b5f80546001600160a01b038381166001600160a01b0319831681178455604051919092169283917f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e09190a35050565b5f60208284031215610231575f5ffd5b81356001600160a01b0381168114610247575f5ffd5b939250505056fea164736f6c634300081c000aa164736f6c634300081c000a608060405234801561000f575f5ffd5b506040516103fc3803806103fc83398101604081905261002e91610163565b8181806001600160a01b03811661005f57604051631e4fbdf760e01b81525f60048201526024015b60405180910390fd5b6100688161007b565b50610072826100ca565b50505050610194565b5f80546001600160a01b038381166001600160a01b0319831681178455604051919092169283917f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e09190a35050565b806001600160a01b03163b5f036100ff5760405163211eb15960e21b81526001600160a01b0382166004820152602401610056565b600180546001600160a01b0319166001600160a01b0383169081179091556040517fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a250565b80516001600160a01b038116811461015e575f5ffd5b919050565b5f5f60408385031215610174575f5ffd5b61017d83610148565b915061018b60208401610148565b90509250929050565b61025b806101a15f395ff3fe608060405234801561000f575f5ffd5b5060043610610055575f3560e01c80633659cfe6146100595780635c60da1b1461006e578063715018a6146100975780638da5cb5b1461009f578063f2fde38b146100af575b5f5ffd5b61006c610067366004610221565b6100c2565b005b6001546001600160a01b03165b6040516001600160a01b03909116815260200160405180910390f35b61006c6100d6565b5f546001600160a01b031661007b565b61006c6100bd366004610221565b6100e9565b6100ca610128565b6100d381610154565b50565b6100de610128565b6100e75f6101d2565b565b6100f1610128565b6001600160a01b03811661011f57604051631e4fbdf760e01b81525f60048201526024015b60405180910390fd5b6100d3816101d2565b5f546001600160a01b031633146100e75760405163118cdaa760e01b8152336004820152602401610116565b806001600160a01b03163b5f036101895760405163211eb15960e21b81526001600160a01b0382166004820152602401610116565b600180546001600160a01b0319166001600160a01b0383169081179091556040517fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a250565b5f80546001600160a01b038381166001600160a01b0319831681178455604051919092169283917f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e09190a35050565b5f60208284031215610231575f5ffd5b81356001600160a01b0381168114610247575f5ffd5b939250505056fea164736f6c634300081c000a";
+
+export const smartAccountV2ExampleAbi = [
+  {
+    "inputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "anEntryPoint",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      }
+    ],
+    "name": "AddressEmptyCode",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "AlreadyGuardian",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      }
+    ],
+    "name": "ERC1967InvalidImplementation",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "ERC1967NonPayable",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "FailedCall",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "index",
+        "type": "uint256"
+      }
+    ],
+    "name": "GuardianSignaturesNotSorted",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidGuardian",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "index",
+        "type": "uint256"
+      }
+    ],
+    "name": "InvalidGuardianSignature",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "InvalidInitialization",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidSessionKey",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "InvalidSessionLimit",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      }
+    ],
+    "name": "InvalidSessionWindow",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidWhitelistedTarget",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "LengthMismatch",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NoActiveRecovery",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NoGuardians",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NoPendingOwnershipTransfer",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotAuthorized",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "provided",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "required",
+        "type": "uint256"
+      }
+    ],
+    "name": "NotEnoughGuardianSignatures",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotEntryPoint",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "NotGuardian",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NotInitializing",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotPendingOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "RecoveryAlreadyActive",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint64",
+        "name": "executeAfter",
+        "type": "uint64"
+      }
+    ],
+    "name": "RecoveryNotReady",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "SessionKeyNotActive",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "max",
+        "type": "uint256"
+      }
+    ],
+    "name": "TooManyGuardians",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "count",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "max",
+        "type": "uint256"
+      }
+    ],
+    "name": "TooManyWhitelistedTargets",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "UUPSUnauthorizedCallContext",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "slot",
+        "type": "bytes32"
+      }
+    ],
+    "name": "UUPSUnsupportedProxiableUUID",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [],
+    "name": "EIP712DomainChanged",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "GuardianAdded",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "GuardianRemoved",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": false,
+        "internalType": "uint64",
+        "name": "version",
+        "type": "uint64"
+      }
+    ],
+    "name": "Initialized",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "pendingOwner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnershipTransferCanceled",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "previousOwner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnershipTransferStarted",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "previousOwner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnershipTransferred",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "RecoveryCanceled",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "previousOwner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "RecoveryCompleted",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint64",
+        "name": "executeAfter",
+        "type": "uint64"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint32",
+        "name": "guardiansRequired",
+        "type": "uint32"
+      }
+    ],
+    "name": "RecoveryStarted",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint48",
+        "name": "limit",
+        "type": "uint48"
+      },
+      {
+        "indexed": false,
+        "internalType": "address[]",
+        "name": "whitelist",
+        "type": "address[]"
+      }
+    ],
+    "name": "SessionKeyRegistered",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "SessionKeyRevoked",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      }
+    ],
+    "name": "Upgraded",
+    "type": "event"
+  },
+  {
+    "inputs": [],
+    "name": "ACCOUNT_MESSAGE_TYPEHASH",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "MAX_GUARDIANS",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "MAX_SESSION_KEY_TARGETS",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "RECOVERY_PERIOD",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "RECOVER_TYPEHASH",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "UPGRADE_INTERFACE_VERSION",
+    "outputs": [
+      {
+        "internalType": "string",
+        "name": "",
+        "type": "string"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "acceptOwnership",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "addDeposit",
+    "outputs": [],
+    "stateMutability": "payable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "addGuardian",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "cancelOwnershipTransfer",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "cancelRecovery",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes[]",
+        "name": "signatures",
+        "type": "bytes[]"
+      }
+    ],
+    "name": "completeRecovery",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "eip712Domain",
+    "outputs": [
+      {
+        "internalType": "bytes1",
+        "name": "fields",
+        "type": "bytes1"
+      },
+      {
+        "internalType": "string",
+        "name": "name",
+        "type": "string"
+      },
+      {
+        "internalType": "string",
+        "name": "version",
+        "type": "string"
+      },
+      {
+        "internalType": "uint256",
+        "name": "chainId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "address",
+        "name": "verifyingContract",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "extensions",
+        "type": "uint256[]"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "entryPoint",
+    "outputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "value",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "data",
+        "type": "bytes"
+      }
+    ],
+    "name": "execute",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address[]",
+        "name": "targets",
+        "type": "address[]"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "values",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "bytes[]",
+        "name": "datas",
+        "type": "bytes[]"
+      }
+    ],
+    "name": "executeBatch",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getDeposit",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getGuardians",
+    "outputs": [
+      {
+        "internalType": "address[]",
+        "name": "",
+        "type": "address[]"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getNonce",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getRecovery",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      },
+      {
+        "internalType": "uint64",
+        "name": "executeAfter",
+        "type": "uint64"
+      },
+      {
+        "internalType": "uint32",
+        "name": "guardiansRequired",
+        "type": "uint32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "getSessionKey",
+    "outputs": [
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "limit",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "used",
+        "type": "uint48"
+      },
+      {
+        "internalType": "bool",
+        "name": "active",
+        "type": "bool"
+      },
+      {
+        "internalType": "address[]",
+        "name": "whitelist",
+        "type": "address[]"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "anOwner",
+        "type": "address"
+      }
+    ],
+    "name": "initialize",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "anOwner",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "initializeWithGuardian",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "name": "isGuardian",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "hash",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "bytes",
+        "name": "signature",
+        "type": "bytes"
+      }
+    ],
+    "name": "isValidSignature",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC1155BatchReceived",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC1155Received",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC721Received",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "owner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "pendingOwner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "proxiableUUID",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "recoveryHash",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "recoveryNonce",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "limit",
+        "type": "uint48"
+      },
+      {
+        "internalType": "address[]",
+        "name": "whitelist",
+        "type": "address[]"
+      }
+    ],
+    "name": "registerSessionKey",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "removeGuardian",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "revokeSessionKey",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "startRecovery",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes4",
+        "name": "interfaceId",
+        "type": "bytes4"
+      }
+    ],
+    "name": "supportsInterface",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "transferOwnership",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newImplementation",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes",
+        "name": "data",
+        "type": "bytes"
+      }
+    ],
+    "name": "upgradeToAndCall",
+    "outputs": [],
+    "stateMutability": "payable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "address",
+            "name": "sender",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "nonce",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "initCode",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "callData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "uint256",
+            "name": "callGasLimit",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "verificationGasLimit",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "preVerificationGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "maxFeePerGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "maxPriorityFeePerGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "paymasterAndData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "signature",
+            "type": "bytes"
+          }
+        ],
+        "internalType": "struct UserOperation",
+        "name": "userOp",
+        "type": "tuple"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "userOpHash",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256",
+        "name": "missingAccountFunds",
+        "type": "uint256"
+      }
+    ],
+    "name": "validateUserOp",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "validationData",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "version",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "pure",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address payable",
+        "name": "withdrawAddress",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "amount",
+        "type": "uint256"
+      }
+    ],
+    "name": "withdrawDepositTo",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "stateMutability": "payable",
+    "type": "receive"
+  }
+] as const;
+
+export const smartAccountV2ExampleBytecode: `0x${string}` =
+  "0x60c060405230608052348015610013575f5ffd5b50604051613a2b380380613a2b83398101604081905261003291610101565b6001600160a01b03811660a0528061004861004f565b505061012e565b7ff0c57e16840df040f15088dc2f81fe391c3923bec73e23a9662efc9c229c6a00805468010000000000000000900460ff161561009f5760405163f92ee8a960e01b815260040160405180910390fd5b80546001600160401b03908116146100fe5780546001600160401b0319166001600160401b0390811782556040519081527fc7f505b2f371ae2175ee4913f4499e1f2633a7b5936321eed1cdaeb6115181d29060200160405180910390a15b50565b5f60208284031215610111575f5ffd5b81516001600160a01b0381168114610127575f5ffd5b9392505050565b60805160a0516138966101955f395f81816106ab01528181610fd00152818161107c015281816111db01528181611375015281816118f001528181611b6601528181611cf10152611eb401525f81816125b6015281816125df015261270801526138965ff3fe608060405260043610610257575f3560e01c8063714041561161013f578063b0d691fe116100b3578063c4d66de811610078578063c4d66de81461074c578063d087d2881461076b578063e30c39781461077f578063ed894cd314610793578063f23a6e61146107a7578063f2fde38b146107d2575f5ffd5b8063b0d691fe1461069d578063b61d27f6146106cf578063bc197c81146106ee578063bd5021af14610719578063c399ec8814610738575f5ffd5b806384b0196e1161010457806384b0196e1461059c57806384f4fc6a146105c35780638da5cb5b146105e2578063984f1a801461060e578063a526d83b14610641578063ad3cb1cc14610660575f5ffd5b8063714041561461050e578063783f6a881461052d57806379ba5097146105435780637a364461146105575780637c9d167a14610588575f5ffd5b80633a871cdd116101d65780634d44560d1161019b5780634d44560d1461045a5780634f1ef2861461047957806352d1902d1461048c57806354fd4d50146104a05780636102495c146104b3578063706f7658146104c7575f5ffd5b80633a871cdd146103e1578063422c1d371461040057806347e1da2a146104145780634a58db19146104335780634d4188bd1461043b575f5ffd5b80631626ba7e1161021c5780631626ba7e1461032f5780631ec2bad01461034e57806323452b9c1461038f5780632db0ef5e146103a35780632ef1f99b146103c2575f5ffd5b806301ffc9a7146102625780630665f04b146102965780630ba234d6146102b75780630c68ba21146102cd578063150b7a02146102ec575f5ffd5b3661025e57005b5f5ffd5b34801561026d575f5ffd5b5061028161027c366004612dad565b6107f1565b60405190151581526020015b60405180910390f35b3480156102a1575f5ffd5b506102aa610836565b60405161028d9190612e17565b3480156102c2575f5ffd5b506102cb61089f565b005b3480156102d8575f5ffd5b506102816102e7366004612e3d565b6108e9565b3480156102f7575f5ffd5b50610316610306366004612f07565b630a85bd0160e11b949350505050565b6040516001600160e01b0319909116815260200161028d565b34801561033a575f5ffd5b50610316610349366004612fb2565b610915565b348015610359575f5ffd5b506103817f5816f904efa8830b58dfb6113cb7ffc4a98b78e7c2314e51e8f572c6fef5f73681565b60405190815260200161028d565b34801561039a575f5ffd5b506102cb6109e7565b3480156103ae575f5ffd5b506102cb6103bd366004613053565b610a75565b3480156103cd575f5ffd5b506102cb6103dc3660046130d5565b610d6f565b3480156103ec575f5ffd5b506103816103fb366004613113565b610fc4565b34801561040b575f5ffd5b50610381601081565b34801561041f575f5ffd5b506102cb61042e366004613161565b611071565b6102cb6111c6565b348015610446575f5ffd5b506102cb6104553660046131df565b61123f565b348015610465575f5ffd5b506102cb610474366004613216565b611347565b6102cb610487366004613240565b6113d0565b348015610497575f5ffd5b506103816113ef565b3480156104ab575f5ffd5b506002610381565b3480156104be575f5ffd5b5061038161140a565b3480156104d2575f5ffd5b506104db61148e565b604080516001600160a01b0390941684526001600160401b03909216602084015263ffffffff169082015260600161028d565b348015610519575f5ffd5b506102cb610528366004612e3d565b611513565b348015610538575f5ffd5b506103816202a30081565b34801561054e575f5ffd5b506102cb611689565b348015610562575f5ffd5b50610576610571366004612e3d565b6116ce565b60405161028d9695949392919061328c565b348015610593575f5ffd5b50610381600a81565b3480156105a7575f5ffd5b506105b061179f565b60405161028d9796959493929190613318565b3480156105ce575f5ffd5b506102cb6105dd366004612e3d565b611812565b3480156105ed575f5ffd5b506105f66118b4565b6040516001600160a01b03909116815260200161028d565b348015610619575f5ffd5b506103817f53fcaa16e47bfe821d908f02fb6f87b231d1b28e4a1be513d8bff33e80d11d4681565b34801561064c575f5ffd5b506102cb61065b366004612e3d565b6118cc565b34801561066b575f5ffd5b50610690604051806040016040528060058152602001640352e302e360dc1b81525081565b60405161028d91906133ae565b3480156106a8575f5ffd5b507f00000000000000000000000000000000000000000000000000000000000000006105f6565b3480156106da575f5ffd5b506102cb6106e93660046133c0565b6118e5565b3480156106f9575f5ffd5b506103166107083660046134a3565b63bc197c8160e01b95945050505050565b348015610724575f5ffd5b506102cb610733366004612e3d565b611995565b348015610743575f5ffd5b50610381611b4f565b348015610757575f5ffd5b506102cb610766366004612e3d565b611bdd565b348015610776575f5ffd5b50610381611cd3565b34801561078a575f5ffd5b506105f6611d28565b34801561079e575f5ffd5b50610381611d43565b3480156107b2575f5ffd5b506103166107c1366004613553565b63f23a6e6160e01b95945050505050565b3480156107dd575f5ffd5b506102cb6107ec366004612e3d565b611d55565b5f6001600160e01b03198216630a85bd0160e11b148061082157506001600160e01b03198216630b135d3f60e11b145b80610830575061083082611e29565b92915050565b6060610840611e5d565b60030180548060200260200160405190810160405280929190818152602001828054801561089557602002820191905f5260205f20905b81546001600160a01b03168152600190910190602001808311610877575b5050505050905090565b6108a7611e81565b5f6108b0611e5d565b60058101549091506001600160a01b03166108dd57604051628267d160e81b815260040160405180910390fd5b6108e681611ef9565b50565b5f6108f2611e5d565b6001600160a01b039092165f908152600492909201602052506040902054151590565b5f5f6109717f53fcaa16e47bfe821d908f02fb6f87b231d1b28e4a1be513d8bff33e80d11d4686604051602001610956929190918252602082015260400190565b60405160208183030381529060405280519060200120611f60565b90505f5f610980838787611f8c565b5090925090505f816003811115610999576109996135aa565b1480156109b957506109a9611e5d565b546001600160a01b038381169116145b156109d15750630b135d3f60e11b92506109e0915050565b506001600160e01b0319925050505b9392505050565b6109ef611e81565b5f6109f8611e5d565b60018101549091506001600160a01b031680610a2757604051633ae6f50960e11b815260040160405180910390fd5b6001820180546001600160a01b031916905581546040516001600160a01b038381169216907fe83a760af9d3c86797ea13c8979010086f067cfe3c985b2d03d951248600c50f905f90a35050565b610a7d611e81565b5f610a86611e5d565b90506001600160a01b0387161580610aaa575080546001600160a01b038881169116145b15610ad85760405163d3d0f65960e01b81526001600160a01b03881660048201526024015b60405180910390fd5b8565ffffffffffff168565ffffffffffff1611610b1a5760405163251124c760e01b815265ffffffffffff808816600483015286166024820152604401610acf565b8365ffffffffffff165f03610b425760405163acea3b8b60e01b815260040160405180910390fd5b600a821115610b6e576040516354c70c1760e01b815260048101839052600a6024820152604401610acf565b5f5b82811015610c3c575f848483818110610b8b57610b8b6135be565b9050602002016020810190610ba09190612e3d565b6001600160a01b03161480610be3575030848483818110610bc357610bc36135be565b9050602002016020810190610bd89190612e3d565b6001600160a01b0316145b15610c3457838382818110610bfa57610bfa6135be565b9050602002016020810190610c0f9190612e3d565b604051631c5af96760e21b81526001600160a01b039091166004820152602401610acf565b600101610b70565b506001600160a01b0387165f9081526002820160205260409020805465ffffffffffff8881166bffffffffffffffffffffffff1990921691909117600160301b88831602176bffffffffffffffffffffffff60601b198116600160601b9288169290920265ffffffffffff60901b198116929092178355600180850154600160e01b6fffffffffffffffffffffffffffffffff60601b1990931669ffffffffffffffffffff60901b1990941693909317600160a01b90930463ffffffff16600160c01b029290921760ff60e01b1916178255610d1b9082018585612d38565b50876001600160a01b03167f34633de9bc2cf603e17f640efc84742dac30ecdd893b0ccf6bedacd32b6a9a1f8888888888604051610d5d9594939291906135d2565b60405180910390a25050505050505050565b5f610d78611e5d565b6040805160608101825260058301546001600160a01b038116808352600160a01b82046001600160401b03166020840152600160e01b90910463ffffffff1692820192909252919250610ddd57604051628267d160e81b815260040160405180910390fd5b80602001516001600160401b0316421015610e1c576020810151604051630e33bd3f60e31b81526001600160401b039091166004820152602401610acf565b5f610e278383611fd3565b63ffffffff16905080841015610e5a57604051633618a1b760e11b81526004810185905260248101829052604401610acf565b5f610e69838560060154612012565b90505f805b86811015610f43575f5f610ea5858b8b86818110610e8e57610e8e6135be565b9050602002810190610ea09190613640565b611f8c565b5090925090505f816003811115610ebe57610ebe6135aa565b141580610ee257506001600160a01b0382165f908152600489016020526040902054155b15610f0357604051631939cb7960e11b815260048101849052602401610acf565b836001600160a01b0316826001600160a01b031611610f385760405163d6701e0560e01b815260048101849052602401610acf565b509150600101610e6e565b5084545f600587018190556006870180546001600160a01b039093169260019290610f6f908490613696565b90915550508451610f8190879061207c565b84516040516001600160a01b03918216918316907fe840a2d435c5c5cf166ee62c6039e6495bd30af726d9749e38967531e83fc1a6905f90a35050505050505050565b5f336001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000161461101057604051633d40d29d60e11b8152336004820152602401610acf565b61101a8484612149565b905081156109e0576040515f90339084908381818185875af1925050503d805f8114611061576040519150601f19603f3d011682016040523d82523d5f602084013e611066565b606091505b505050509392505050565b336001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016148015906110bb57506110ad611e5d565b546001600160a01b03163314155b156110db57604051634a0bfec160e01b8152336004820152602401610acf565b84831415806110ea5750848114155b1561110b576040516001621398b960e31b0319815260040160405180910390fd5b5f5b858110156111bd576111b587878381811061112a5761112a6135be565b905060200201602081019061113f9190612e3d565b868684818110611151576111516135be565b9050602002013585858581811061116a5761116a6135be565b905060200281019061117c9190613640565b8080601f0160208091040260200160405190810160405280939291908181526020018383808284375f9201919091525061232292505050565b60010161110d565b50505050505050565b60405163b760faf960e01b81523060048201527f00000000000000000000000000000000000000000000000000000000000000006001600160a01b03169063b760faf99034906024015f604051808303818588803b158015611226575f5ffd5b505af1158015611238573d5f5f3e3d5ffd5b5050505050565b5f61124861238e565b805490915060ff600160401b82041615906001600160401b03165f8115801561126e5750825b90505f826001600160401b031660011480156112895750303b155b905081158015611297575080155b156112b55760405163f92ee8a960e01b815260040160405180910390fd5b845467ffffffffffffffff1916600117855583156112df57845460ff60401b1916600160401b1785555b6112e8876123b6565b6112f96112f3611e5d565b8761243c565b83156111bd57845460ff60401b19168555604051600181527fc7f505b2f371ae2175ee4913f4499e1f2633a7b5936321eed1cdaeb6115181d29060200160405180910390a150505050505050565b61134f611e81565b60405163040b850f60e31b81526001600160a01b038381166004830152602482018390527f0000000000000000000000000000000000000000000000000000000000000000169063205c2878906044015f604051808303815f87803b1580156113b6575f5ffd5b505af11580156113c8573d5f5f3e3d5ffd5b505050505050565b6113d86125ab565b6113e182612639565b6113eb8282612641565b5050565b5f6113f86126fd565b505f51602061386a5f395f51905f5290565b5f5f611414611e5d565b6040805160608101825260058301546001600160a01b038116808352600160a01b82046001600160401b03166020840152600160e01b90910463ffffffff169282019290925291925061147957604051628267d160e81b815260040160405180910390fd5b611487818360060154612012565b9250505090565b5f5f5f5f61149a611e5d565b6040805160608101825260058301546001600160a01b038116808352600160a01b82046001600160401b03166020840152600160e01b90910463ffffffff16928201929092529192506114f557505f94859450849350915050565b805160208201516115068484611fd3565b9450945094505050909192565b61151b611e81565b5f611524611e5d565b6001600160a01b0383165f90815260048201602052604081205491925081900361156c5760405163a252c15160e01b81526001600160a01b0384166004820152602401610acf565b600382015481811461160a575f600384016115886001846136a9565b81548110611598576115986135be565b5f918252602090912001546001600160a01b0316905080600385016115be6001866136a9565b815481106115ce576115ce6135be565b5f91825260208083209190910180546001600160a01b0319166001600160a01b0394851617905592909116815260048501909152604090208290555b8260030180548061161d5761161d6136bc565b5f828152602080822083015f1990810180546001600160a01b03191690559092019092556001600160a01b0386168083526004860190915260408083208390555190917fb8107d0c6b40be480ce3172ee66ba6d64b71f6b1685a851340036e6e2e3e3c5291a250505050565b5f611692611e5d565b60018101549091506001600160a01b031633146116c45760405163a09b9a4360e01b8152336004820152602401610acf565b6108e6813361207c565b5f5f5f5f5f60605f6116de611e5d565b6001600160a01b0389165f908152600282016020526040902080549192509065ffffffffffff80821691600160301b8104821691600160601b8204811691600160901b90041661172e8686612746565b6001860180546040805160208084028201810190925282815291839183018282801561178157602002820191905f5260205f20905b81546001600160a01b03168152600190910190602001808311611763575b50505050509050975097509750975097509750505091939550919395565b5f6060805f5f5f60606117d160408051808201909152600c81526b14db585c9d1058d8dbdd5b9d60a21b602082015290565b60408051808201825260018152603160f81b60208083019190915282515f808252918101909352600f60f81b9b939a50909850469750309650945092509050565b61181a611e81565b5f611823611e5d565b6001600160a01b0383165f90815260028201602052604090209091506118498282612746565b6118715760405163028907c360e41b81526001600160a01b0384166004820152602401610acf565b805460ff60e01b191681556040516001600160a01b038416907f17c796fb82086b3c9effaec517342e5ca9ed8fd78c339137ec082f748ab60cbe905f90a2505050565b5f6118bd611e5d565b546001600160a01b0316919050565b6118d4611e81565b6108e66118df611e5d565b8261243c565b336001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000161480159061192f5750611921611e5d565b546001600160a01b03163314155b1561194f57604051634a0bfec160e01b8152336004820152602401610acf565b61198f848484848080601f0160208091040260200160405190810160405280939291908181526020018383808284375f9201919091525061232292505050565b50505050565b5f61199e611e5d565b335f908152600482016020526040812054919250036119bf576119bf611e81565b60058101546001600160a01b0316156119eb5760405163372a886760e11b815260040160405180910390fd5b6001600160a01b0382161580611a0957506001600160a01b03821630145b80611a20575080546001600160a01b038381169116145b80611a4357506001600160a01b0382165f90815260048201602052604090205415155b15611a6c5760405163b20f76e360e01b81526001600160a01b0383166004820152602401610acf565b60038101545f819003611a92576040516375a0470360e01b815260040160405180910390fd5b5f611aa06202a30042613696565b90505f611aac83612781565b604080516060810182526001600160a01b0388168082526001600160401b038616602080840182905263ffffffff861693850184905260058a0180546001600160e01b0319168417600160a01b8402176001600160e01b0316600160e01b860217905584519182528101929092529293507fd6dcd4b6349c9449b06f9e6364e29b19e519712e997dceb3768c120718957720910160405180910390a25050505050565b6040516370a0823160e01b81523060048201525f907f00000000000000000000000000000000000000000000000000000000000000006001600160a01b0316906370a08231906024015b602060405180830381865afa158015611bb4573d5f5f3e3d5ffd5b505050506040513d601f19601f82011682018060405250810190611bd891906136d0565b905090565b5f611be661238e565b805490915060ff600160401b82041615906001600160401b03165f81158015611c0c5750825b90505f826001600160401b03166001148015611c275750303b155b905081158015611c35575080155b15611c535760405163f92ee8a960e01b815260040160405180910390fd5b845467ffffffffffffffff191660011785558315611c7d57845460ff60401b1916600160401b1785555b611c86866123b6565b83156113c857845460ff60401b19168555604051600181527fc7f505b2f371ae2175ee4913f4499e1f2633a7b5936321eed1cdaeb6115181d29060200160405180910390a1505050505050565b604051631aab3f0d60e11b81523060048201525f60248201819052907f00000000000000000000000000000000000000000000000000000000000000006001600160a01b0316906335567e1a90604401611b99565b5f611d31611e5d565b600101546001600160a01b0316919050565b5f611d4c611e5d565b60060154905090565b611d5d611e81565b5f611d66611e5d565b90506001600160a01b0382161580611d8a575080546001600160a01b038381169116145b80611dad57506001600160a01b0382165f90815260048201602052604090205415155b15611dd65760405163b20f76e360e01b81526001600160a01b0383166004820152602401610acf565b6001810180546001600160a01b0319166001600160a01b038481169182179092558254604051919216907f38d16b8cac22d99fc7c124b9cd0de2d3fa1faef420bfe791d8c362d765e22700905f90a35050565b5f6001600160e01b03198216630271189760e51b148061083057506301ffc9a760e01b6001600160e01b0319831614610830565b7fcedfc6c6609eff5f46924b3d6d5dbedd8d0964621ec3fbdef29d07ed0e36100090565b611e89611e5d565b546001600160a01b03163314801590611ea25750333014155b8015611ed75750336001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001614155b15611ef757604051634a0bfec160e01b8152336004820152602401610acf565b565b6005810180545f918290556006830180546001600160a01b0390921692600192611f24908490613696565b90915550506040516001600160a01b038216907f0d8129d90ef1c9fb74e7942381c7a9a21e58349b5cfc5f672871b8471252247d905f90a25050565b5f610830611f6c612798565b8360405161190160f01b8152600281019290925260228201526042902090565b5f80806041849003611fc0578435602086013560408701355f1a611fb2898285856127a1565b955095509550505050611fca565b505f915060029050825b93509350939050565b5f5f611fe58460030180549050612781565b9050826040015163ffffffff168163ffffffff161161200857826040015161200a565b805b949350505050565b5f6109e07f5816f904efa8830b58dfb6113cb7ffc4a98b78e7c2314e51e8f572c6fef5f736845f015185602001518560405160200161095694939291909384526001600160a01b039290921660208401526001600160401b03166040830152606082015260800190565b81546001600160a01b038281166001600160a01b0319808416919091178555600180860180549092168083559290931692916014906120ca90849063ffffffff600160a01b909104166136e7565b92506101000a81548163ffffffff021916908363ffffffff160217905550816001600160a01b0316816001600160a01b03167f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e060405160405180910390a360058301546001600160a01b0316156121445761214483611ef9565b505050565b7f19457468657265756d205369676e6564204d6573736167653a0a3332000000005f908152601c829052603c81208190819061218d90610ea0610140880188613640565b5090925090505f8160038111156121a6576121a66135aa565b146121b657600192505050610830565b5f6121bf611e5d565b80549091506001600160a01b03908116908416036121e2575f9350505050610830565b6001600160a01b0383165f90815260028201602052604090206122058282612746565b80156122295750805465ffffffffffff600160601b82048116600160901b90920416105b801561224657506122468161224160608a018a613640565b612869565b156122b2578054600190829060129061226f908490600160901b900465ffffffffffff16613703565b82546101009290920a65ffffffffffff81810219909316918316021790915582546122a792505f91600160301b820481169116612993565b945050505050610830565b6001600160a01b0384165f908152600483016020526040902054158015906122e857506122e3610120880188613640565b151590505b801561230457506123046122ff6060890189613640565b6129c9565b15612315575f945050505050610830565b5060019695505050505050565b5f5f846001600160a01b0316848460405161233d9190613721565b5f6040518083038185875af1925050503d805f8114612377576040519150601f19603f3d011682016040523d82523d5f602084013e61237c565b606091505b50915091508161123857805160208201fd5b5f807ff0c57e16840df040f15088dc2f81fe391c3923bec73e23a9662efc9c229c6a00610830565b6001600160a01b0381166123e85760405163b20f76e360e01b81526001600160a01b0382166004820152602401610acf565b806123f1611e5d565b80546001600160a01b0319166001600160a01b03928316179055604051908216905f907f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e0908290a350565b6001600160a01b038116158061245a57506001600160a01b03811630145b80612471575081546001600160a01b038281169116145b8061248b575060018201546001600160a01b038281169116145b806124a5575060058201546001600160a01b038281169116145b156124ce5760405163f38d406d60e01b81526001600160a01b0382166004820152602401610acf565b6001600160a01b0381165f908152600483016020526040902054156125105760405162facfc360e41b81526001600160a01b0382166004820152602401610acf565b600382015460101161253857604051633e2cd87360e21b815260106004820152602401610acf565b6003820180546001810182555f828152602080822090920180546001600160a01b0319166001600160a01b03861690811790915592548382526004860190925260408082209290925590517f038596bb31e2e7d3d9f184d4c98b310103f6d7f5830e5eec32bffe6f1728f9699190a25050565b306001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016148061261b57507f00000000000000000000000000000000000000000000000000000000000000006001600160a01b031661260f612a2a565b6001600160a01b031614155b15611ef75760405163703e46dd60e11b815260040160405180910390fd5b6108e6611e81565b816001600160a01b03166352d1902d6040518163ffffffff1660e01b8152600401602060405180830381865afa92505050801561269b575060408051601f3d908101601f19168201909252612698918101906136d0565b60015b6126c357604051634c9c8ce360e01b81526001600160a01b0383166004820152602401610acf565b5f51602061386a5f395f51905f5281146126f357604051632a87526960e21b815260048101829052602401610acf565b6121448383612a3e565b306001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001614611ef75760405163703e46dd60e11b815260040160405180910390fd5b80545f90600160e01b900460ff1680156109e0575050600191909101549054600160c01b900463ffffffff908116600160a01b909204161490565b5f61278d600283613737565b610830906001613696565b5f611bd8612a93565b5f80807f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a08411156127da57505f9150600390508261285f565b604080515f808252602082018084528a905260ff891692820192909252606081018790526080810186905260019060a0016020604051602081039080840390855afa15801561282b573d5f5f3e3d5ffd5b5050604051601f1901519150506001600160a01b03811661285657505f92506001915082905061285f565b92505f91508190505b9450945094915050565b5f600482101561287a57505f6109e0565b5f6128886004828587613756565b6128919161377d565b90506324f16c0560e11b6001600160e01b03198216016129035760248310156128bd575f9150506109e0565b5f6128cc602460048688613756565b6128d5916137b3565b90506001600160a01b038111156128f0575f925050506109e0565b6128fa8682612b06565b925050506109e0565b635c0f12eb60e11b6001600160e01b0319821601612989575f6129298460048188613756565b81019061293691906137d0565b90505f5b815181101561297d5761296687838381518110612959576129596135be565b6020026020010151612b06565b612975575f93505050506109e0565b60010161293a565b506001925050506109e0565b505f949350505050565b5f60d08265ffffffffffff16901b60a08465ffffffffffff16901b856129b9575f6129bc565b60015b60ff161717949350505050565b5f60048210156129da57505f610830565b5f6129e86004828587613756565b6129f19161377d565b90506001600160e01b0319811663bd5021af60e01b148061200a57506001600160e01b03198116632ef1f99b60e01b1491505092915050565b5f5f51602061386a5f395f51905f526118bd565b612a4782612b8a565b6040516001600160a01b038316907fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a2805115612a8b576121448282612bed565b6113eb612c8d565b5f7f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f612abd612cac565b612ac5612ce2565b60408051602081019490945283019190915260608201524660808201523060a082015260c00160405160208183030381529060405280519060200120905090565b5f306001600160a01b03831603612b1e57505f610830565b60018301545f819003612b35576001915050610830565b5f5b8181101561298957836001600160a01b0316856001018281548110612b5e57612b5e6135be565b5f918252602090912001546001600160a01b031603612b8257600192505050610830565b600101612b37565b806001600160a01b03163b5f03612bbf57604051634c9c8ce360e01b81526001600160a01b0382166004820152602401610acf565b5f51602061386a5f395f51905f5280546001600160a01b0319166001600160a01b0392909216919091179055565b60605f612bfa8484612d01565b9050808015612c1b57505f3d1180612c1b57505f846001600160a01b03163b115b15612c3057612c28612d14565b915050610830565b8015612c5a57604051639996b31560e01b81526001600160a01b0385166004820152602401610acf565b3d15612c6d57612c68612d2d565b612c86565b60405163d6bda27560e01b815260040160405180910390fd5b5092915050565b3415611ef75760405163b398979f60e01b815260040160405180910390fd5b5f612cd660408051808201909152600c81526b14db585c9d1058d8dbdd5b9d60a21b602082015290565b80519060200120905090565b5f612cd66040805180820190915260018152603160f81b602082015290565b5f5f5f835160208501865af49392505050565b6040513d81523d5f602083013e3d602001810160405290565b6040513d5f823e3d81fd5b828054828255905f5260205f20908101928215612d89579160200282015b82811115612d895781546001600160a01b0319166001600160a01b03843516178255602090920191600190910190612d56565b50612d95929150612d99565b5090565b5b80821115612d95575f8155600101612d9a565b5f60208284031215612dbd575f5ffd5b81356001600160e01b031981168114612008575f5ffd5b5f8151808452602084019350602083015f5b82811015612e0d5781516001600160a01b0316865260209586019590910190600101612de6565b5093949350505050565b602081525f6109e06020830184612dd4565b6001600160a01b03811681146108e6575f5ffd5b5f60208284031215612e4d575f5ffd5b813561200881612e29565b634e487b7160e01b5f52604160045260245ffd5b604051601f8201601f191681016001600160401b0381118282101715612e9457612e94612e58565b604052919050565b5f82601f830112612eab575f5ffd5b81356001600160401b03811115612ec457612ec4612e58565b612ed7601f8201601f1916602001612e6c565b818152846020838601011115612eeb575f5ffd5b816020850160208301375f918101602001919091529392505050565b5f5f5f5f60808587031215612f1a575f5ffd5b8435612f2581612e29565b93506020850135612f3581612e29565b92506040850135915060608501356001600160401b03811115612f56575f5ffd5b612f6287828801612e9c565b91505092959194509250565b5f5f83601f840112612f7e575f5ffd5b5081356001600160401b03811115612f94575f5ffd5b602083019150836020828501011115612fab575f5ffd5b9250929050565b5f5f5f60408486031215612fc4575f5ffd5b8335925060208401356001600160401b03811115612fe0575f5ffd5b612fec86828701612f6e565b9497909650939450505050565b803565ffffffffffff8116811461300e575f5ffd5b919050565b5f5f83601f840112613023575f5ffd5b5081356001600160401b03811115613039575f5ffd5b6020830191508360208260051b8501011115612fab575f5ffd5b5f5f5f5f5f5f60a08789031215613068575f5ffd5b863561307381612e29565b955061308160208801612ff9565b945061308f60408801612ff9565b935061309d60608801612ff9565b925060808701356001600160401b038111156130b7575f5ffd5b6130c389828a01613013565b979a9699509497509295939492505050565b5f5f602083850312156130e6575f5ffd5b82356001600160401b038111156130fb575f5ffd5b61310785828601613013565b90969095509350505050565b5f5f5f60608486031215613125575f5ffd5b83356001600160401b0381111561313a575f5ffd5b8401610160818703121561314c575f5ffd5b95602085013595506040909401359392505050565b5f5f5f5f5f5f60608789031215613176575f5ffd5b86356001600160401b0381111561318b575f5ffd5b61319789828a01613013565b90975095505060208701356001600160401b038111156131b5575f5ffd5b6131c189828a01613013565b90955093505060408701356001600160401b038111156130b7575f5ffd5b5f5f604083850312156131f0575f5ffd5b82356131fb81612e29565b9150602083013561320b81612e29565b809150509250929050565b5f5f60408385031215613227575f5ffd5b823561323281612e29565b946020939093013593505050565b5f5f60408385031215613251575f5ffd5b823561325c81612e29565b915060208301356001600160401b03811115613276575f5ffd5b61328285828601612e9c565b9150509250929050565b65ffffffffffff8716815265ffffffffffff8616602082015265ffffffffffff8516604082015265ffffffffffff84166060820152821515608082015260c060a08201525f6132de60c0830184612dd4565b98975050505050505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b60ff60f81b8816815260e060208201525f61333660e08301896132ea565b828103604084015261334881896132ea565b606084018890526001600160a01b038716608085015260a0840186905283810360c0850152845180825260208087019350909101905f5b8181101561339d57835183526020938401939092019160010161337f565b50909b9a5050505050505050505050565b602081525f6109e060208301846132ea565b5f5f5f5f606085870312156133d3575f5ffd5b84356133de81612e29565b93506020850135925060408501356001600160401b038111156133ff575f5ffd5b61340b87828801612f6e565b95989497509550505050565b5f6001600160401b0382111561342f5761342f612e58565b5060051b60200190565b5f82601f830112613448575f5ffd5b813561345b61345682613417565b612e6c565b8082825260208201915060208360051b86010192508583111561347c575f5ffd5b602085015b83811015613499578035835260209283019201613481565b5095945050505050565b5f5f5f5f5f60a086880312156134b7575f5ffd5b85356134c281612e29565b945060208601356134d281612e29565b935060408601356001600160401b038111156134ec575f5ffd5b6134f888828901613439565b93505060608601356001600160401b03811115613513575f5ffd5b61351f88828901613439565b92505060808601356001600160401b0381111561353a575f5ffd5b61354688828901612e9c565b9150509295509295909350565b5f5f5f5f5f60a08688031215613567575f5ffd5b853561357281612e29565b9450602086013561358281612e29565b9350604086013592506060860135915060808601356001600160401b0381111561353a575f5ffd5b634e487b7160e01b5f52602160045260245ffd5b634e487b7160e01b5f52603260045260245ffd5b65ffffffffffff868116825285811660208301528416604082015260806060820181905281018290525f8360a08301825b8581101561363357823561361681612e29565b6001600160a01b0316825260209283019290910190600101613603565b5098975050505050505050565b5f5f8335601e19843603018112613655575f5ffd5b8301803591506001600160401b0382111561366e575f5ffd5b602001915036819003821315612fab575f5ffd5b634e487b7160e01b5f52601160045260245ffd5b8082018082111561083057610830613682565b8181038181111561083057610830613682565b634e487b7160e01b5f52603160045260245ffd5b5f602082840312156136e0575f5ffd5b5051919050565b63ffffffff818116838216019081111561083057610830613682565b65ffffffffffff818116838216019081111561083057610830613682565b5f82518060208501845e5f920191825250919050565b5f8261375157634e487b7160e01b5f52601260045260245ffd5b500490565b5f5f85851115613764575f5ffd5b83861115613770575f5ffd5b5050820193919092039150565b80356001600160e01b03198116906004841015612c86576001600160e01b031960049490940360031b84901b1690921692915050565b80356020831015610830575f19602084900360031b1b1692915050565b5f602082840312156137e0575f5ffd5b81356001600160401b038111156137f5575f5ffd5b8201601f81018413613805575f5ffd5b803561381361345682613417565b8082825260208201915060208360051b850101925086831115613834575f5ffd5b6020840193505b8284101561385f57833561384e81612e29565b82526020938401939091019061383b565b969550505050505056fe360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbca164736f6c634300081c000a";
+
+export const erc6551RegistryAbi = [
+  {
+    "inputs": [],
+    "name": "AccountCreationFailed",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": false,
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "chainId",
+        "type": "uint256"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "tokenContract",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "ERC6551AccountCreated",
+    "type": "event"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256",
+        "name": "chainId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "address",
+        "name": "tokenContract",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "account",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256",
+        "name": "chainId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "address",
+        "name": "tokenContract",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "createAccount",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  }
+] as const;
+
+export const erc6551RegistryBytecode: `0x${string}` =
+  "0x6080604052348015600e575f5ffd5b506102ff8061001c5f395ff3fe608060405234801561000f575f5ffd5b5060043610610034575f3560e01c8063246a0021146100385780638a54c52f14610067575b5f5ffd5b61004b61004636600461023f565b61007a565b6040516001600160a01b03909116815260200160405180910390f35b61004b61007536600461023f565b6100a4565b5f6100988561008c8888888888610176565b805190602001206101df565b90505b95945050505050565b5f5f6100b38787878787610176565b90505f6100c78783805190602001206101df565b90506001600160a01b0381163b156100e257915061009b9050565b604080516001600160a01b038381168252602082018a9052918101889052859180881691908b16907f79f19b3655ee38b1ce526556b7731a20c8f218fbda4a3990b6cc4172fdf887229060600160405180910390a45f878351602085015ff590506001600160a01b03811661016a576040516320188a5960e01b815260040160405180910390fd5b98975050505050505050565b60408051602081018690529081018490526001600160a01b0383166060828101919091526080820183905290869060a00160408051601f19818403018152908290526101c59291602001610289565b604051602081830303815290604052905095945050505050565b5f6101eb8383306101f2565b9392505050565b5f604051836040820152846020820152828152600b8101905060ff8153605590206001600160a01b0316949350505050565b80356001600160a01b038116811461023a575f5ffd5b919050565b5f5f5f5f5f60a08688031215610253575f5ffd5b61025c86610224565b9450602086013593506040860135925061027860608701610224565b949793965091946080013592915050565b733d60ad80600a3d3981f3363d3d373d3d3d363d7360601b8152606083901b6bffffffffffffffffffffffff191660148201526e5af43d82803e903d91602b57fd5bf360881b602882015281515f908060208501603785015e5f9201603701918252509291505056fea164736f6c634300081c000a";
+
+export const tokenBoundAccountAbi = [
+  {
+    "inputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "anEntryPoint",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "inputs": [],
+    "name": "InvalidShortString",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "LengthMismatch",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotAuthorized",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotEntryPoint",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "OwnershipCycle",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "string",
+        "name": "str",
+        "type": "string"
+      }
+    ],
+    "name": "StringTooLong",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint8",
+        "name": "operation",
+        "type": "uint8"
+      }
+    ],
+    "name": "UnsupportedOperation",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [],
+    "name": "EIP712DomainChanged",
+    "type": "event"
+  },
+  {
+    "inputs": [],
+    "name": "ACCOUNT_MESSAGE_TYPEHASH",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "eip712Domain",
+    "outputs": [
+      {
+        "internalType": "bytes1",
+        "name": "fields",
+        "type": "bytes1"
+      },
+      {
+        "internalType": "string",
+        "name": "name",
+        "type": "string"
+      },
+      {
+        "internalType": "string",
+        "name": "version",
+        "type": "string"
+      },
+      {
+        "internalType": "uint256",
+        "name": "chainId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "address",
+        "name": "verifyingContract",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "extensions",
+        "type": "uint256[]"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "entryPoint",
+    "outputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "value",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "data",
+        "type": "bytes"
+      },
+      {
+        "internalType": "uint8",
+        "name": "operation",
+        "type": "uint8"
+      }
+    ],
+    "name": "execute",
+    "outputs": [
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "stateMutability": "payable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "value",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "data",
+        "type": "bytes"
+      }
+    ],
+    "name": "execute",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address[]",
+        "name": "targets",
+        "type": "address[]"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "values",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "bytes[]",
+        "name": "datas",
+        "type": "bytes[]"
+      }
+    ],
+    "name": "executeBatch",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getNonce",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "hash",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "bytes",
+        "name": "signature",
+        "type": "bytes"
+      }
+    ],
+    "name": "isValidSignature",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "signer",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "isValidSigner",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC1155BatchReceived",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "pure",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC1155Received",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "pure",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "receivedId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC721Received",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "owner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "state",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes4",
+        "name": "interfaceId",
+        "type": "bytes4"
+      }
+    ],
+    "name": "supportsInterface",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "pure",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "token",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "chainId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "address",
+        "name": "tokenContract",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "address",
+            "name": "sender",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "nonce",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "initCode",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "callData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "uint256",
+            "name": "callGasLimit",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "verificationGasLimit",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "preVerificationGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "maxFeePerGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "maxPriorityFeePerGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "paymasterAndData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "signature",
+            "type": "bytes"
+          }
+        ],
+        "internalType": "struct UserOperation",
+        "name": "userOp",
+        "type": "tuple"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "userOpHash",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256",
+        "name": "missingAccountFunds",
+        "type": "uint256"
+      }
+    ],
+    "name": "validateUserOp",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "validationData",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "stateMutability": "payable",
+    "type": "receive"
+  }
+] as const;
+
+export const tokenBoundAccountBytecode: `0x${string}` =
+  "0x610180604052348015610010575f5ffd5b5060405161197638038061197683398101604081905261002f9161017c565b60405180604001604052806011815260200170151bdad95b909bdd5b991058d8dbdd5b9d607a1b815250604051806040016040528060018152602001603160f81b8152506100828261013660201b60201c565b6101205261008f81610136565b61014052815160208084019190912060e052815190820120610100524660a05261011b60e05161010051604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201529081019290925260608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b60805250503060c0526001600160a01b031661016052610204565b5f5f829050601f81511115610169578260405163305a27a960e01b815260040161016091906101a9565b60405180910390fd5b8051610174826101de565b179392505050565b5f6020828403121561018c575f5ffd5b81516001600160a01b03811681146101a2575f5ffd5b9392505050565b602081525f82518060208401528060208501604085015e5f604082850101526040601f19601f83011684010191505092915050565b805160208083015191908110156101fe575f198160200360031b1b821691505b50919050565b60805160a05160c05160e051610100516101205161014051610160516116fb61027b5f395f81816102b4015281816105ad015281816106d5015281816109da0152610aa601525f610d4301525f610d1801525f610e4001525f610e1801525f610d7301525f610d9d01525f610dc701526116fb5ff3fe6080604052600436106100fd575f3560e01c80638da5cb5b11610092578063bc197c8111610062578063bc197c81146102f7578063c19d93fb14610325578063d087d28814610339578063f23a6e611461034d578063fc0c546a14610379575f5ffd5b80638da5cb5b14610247578063984f1a8014610273578063b0d691fe146102a6578063b61d27f6146102d8575f5ffd5b806347e1da2a116100cd57806347e1da2a146101c057806351945447146101e1578063523e32601461020157806384b0196e14610220575f5ffd5b806301ffc9a714610108578063150b7a021461013c5780631626ba7e146101745780633a871cdd14610193575f5ffd5b3661010457005b5f5ffd5b348015610113575f5ffd5b5061012761012236600461106a565b6103b0565b60405190151581526020015b60405180910390f35b348015610147575f5ffd5b5061015b6101563660046110ec565b610452565b6040516001600160e01b03199091168152602001610133565b34801561017f575f5ffd5b5061015b61018e366004611159565b6104b9565b34801561019e575f5ffd5b506101b26101ad3660046111a0565b6105a1565b604051908152602001610133565b3480156101cb575f5ffd5b506101df6101da36600461122e565b6106ca565b005b6101f46101ef3660046112ca565b610828565b604051610133919061136b565b34801561020c575f5ffd5b5061015b61021b36600461137d565b6108c3565b34801561022b575f5ffd5b506102346108e8565b60405161013397969594939291906113b4565b348015610252575f5ffd5b5061025b61092a565b6040516001600160a01b039091168152602001610133565b34801561027e575f5ffd5b506101b27f53fcaa16e47bfe821d908f02fb6f87b231d1b28e4a1be513d8bff33e80d11d4681565b3480156102b1575f5ffd5b507f000000000000000000000000000000000000000000000000000000000000000061025b565b3480156102e3575f5ffd5b506101df6102f236600461144a565b6109cf565b348015610302575f5ffd5b5061015b6103113660046114a1565b63bc197c8160e01b98975050505050505050565b348015610330575f5ffd5b506002546101b2565b348015610344575f5ffd5b506101b2610a88565b348015610358575f5ffd5b5061015b610367366004611561565b63f23a6e6160e01b9695505050505050565b348015610384575f5ffd5b5061038d610b1c565b604080519384526001600160a01b03909216602084015290820152606001610133565b5f6001600160e01b031982166301ffc9a760e01b14806103e057506001600160e01b03198216636faff5f160e01b145b806103fb57506001600160e01b03198216635194544760e01b145b8061041657506001600160e01b03198216630b135d3f60e11b145b8061043157506001600160e01b03198216630a85bd0160e11b145b8061044c57506001600160e01b03198216630271189760e51b145b92915050565b5f5f5f5f61045e610b1c565b925092509250468314801561047b5750336001600160a01b038316145b801561048657508087145b156104a45760405163b79e3f3f60e01b815260040160405180910390fd5b50630a85bd0160e11b98975050505050505050565b5f5f6104c361092a565b90506001600160a01b0381166104e457506001600160e01b0319905061059a565b604080517f53fcaa16e47bfe821d908f02fb6f87b231d1b28e4a1be513d8bff33e80d11d4660208201529081018690525f906105389060600160405160208183030381529060405280519060200120610b6e565b905061057a828287878080601f0160208091040260200160405190810160405280939291908181526020018383808284375f92019190915250610b9a92505050565b61058c576001600160e01b0319610595565b630b135d3f60e11b5b925050505b9392505050565b5f336001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016146105f257604051633d40d29d60e11b81523360048201526024015b60405180910390fd5b7f19457468657265756d205369676e6564204d6573736167653a0a3332000000005f908152601c849052603c81208190610639906106346101408901896115c5565b610c0a565b5090925090505f81600381111561065257610652611607565b148015610663575061066382610c51565b61066e576001610670565b5f5b925083156106c1576040515f90339086908381818185875af1925050503d805f81146106b7576040519150601f19603f3d011682016040523d82523d5f602084013e6106bc565b606091505b505050505b50509392505050565b336001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000161480159061071c575061070661092a565b6001600160a01b0316336001600160a01b031614155b1561073c57604051634a0bfec160e01b81523360048201526024016105e9565b848314158061074b5750848114155b1561076c576040516001621398b960e31b0319815260040160405180910390fd5b5f5b8581101561081f5761081687878381811061078b5761078b61161b565b90506020020160208101906107a0919061162f565b8686848181106107b2576107b261161b565b905060200201358585858181106107cb576107cb61161b565b90506020028101906107dd91906115c5565b8080601f0160208091040260200160405190810160405280939291908181526020018383808284375f92019190915250610c8792505050565b5060010161076e565b50505050505050565b606061083333610c51565b61085257604051634a0bfec160e01b81523360048201526024016105e9565b60ff82161561087957604051631be413d360e11b815260ff831660048201526024016105e9565b6108b9868686868080601f0160208091040260200160405190810160405280939291908181526020018383808284375f92019190915250610c8792505050565b9695505050505050565b5f6108cd84610c51565b6108d7575f6108e0565b630291f19360e51b5b949350505050565b5f6060805f5f5f60606108f9610d11565b610901610d3c565b604080515f80825260208201909252600f60f81b9b939a50919850469750309650945092509050565b5f5f5f5f610936610b1c565b925092509250468314158061095357506001600160a01b0382163b155b15610961575f935050505090565b6040516331a9108f60e11b8152600481018290526001600160a01b03831690636352211e90602401602060405180830381865afa9250505080156109c2575060408051601f3d908101601f191682019092526109bf9181019061164a565b60015b6108e0575f935050505090565b336001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001614801590610a215750610a0b61092a565b6001600160a01b0316336001600160a01b031614155b15610a4157604051634a0bfec160e01b81523360048201526024016105e9565b610a81848484848080601f0160208091040260200160405190810160405280939291908181526020018383808284375f92019190915250610c8792505050565b5050505050565b604051631aab3f0d60e11b81523060048201525f60248201819052907f00000000000000000000000000000000000000000000000000000000000000006001600160a01b0316906335567e1a90604401602060405180830381865afa158015610af3573d5f5f3e3d5ffd5b505050506040513d601f19601f82011682018060405250810190610b179190611665565b905090565b604080516060808252608082019092525f91829182918291906020820181803683370190505090506060604d60208301303c80806020019051810190610b62919061167c565b93509350935050909192565b5f61044c610b7a610d67565b8360405161190160f01b8152600281019290925260228201526042902090565b5f836001600160a01b03163b5f03610bf8575f5f610bb88585610e90565b5090925090505f816003811115610bd157610bd1611607565b148015610bef5750856001600160a01b0316826001600160a01b0316145b9250505061059a565b610c03848484610ed9565b905061059a565b5f80806041849003610c3e578435602086013560408701355f1a610c3089828585610f3e565b955095509550505050610c48565b505f915060029050825b93509350939050565b5f6001600160a01b0382161580159061044c5750610c6d61092a565b6001600160a01b0316826001600160a01b03161492915050565b606060025f8154610c97906116b4565b919050819055505f846001600160a01b03168484604051610cb891906116d8565b5f6040518083038185875af1925050503d805f8114610cf2576040519150601f19603f3d011682016040523d82523d5f602084013e610cf7565b606091505b509250905080610d0957815160208301fd5b509392505050565b6060610b177f0000000000000000000000000000000000000000000000000000000000000000611006565b6060610b177f0000000000000000000000000000000000000000000000000000000000000000611006565b5f306001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016148015610dbf57507f000000000000000000000000000000000000000000000000000000000000000046145b15610de957507f000000000000000000000000000000000000000000000000000000000000000090565b610b17604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f0000000000000000000000000000000000000000000000000000000000000000918101919091527f000000000000000000000000000000000000000000000000000000000000000060608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b5f5f5f8351604103610ec7576020840151604085015160608601515f1a610eb988828585610f3e565b955095509550505050610ed2565b505081515f91506002905b9250925092565b805160408051630b135d3f60e11b8082526004820186905260248201929092525f92906020820185604483015e5f82606483010152601f820160051c60051b915060205f60648401838a5afa9050825f5114601f3d1116811693505050509392505050565b5f80807f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0841115610f7757505f91506003905082610ffc565b604080515f808252602082018084528a905260ff891692820192909252606081018790526080810186905260019060a0016020604051602081039080840390855afa158015610fc8573d5f5f3e3d5ffd5b5050604051601f1901519150506001600160a01b038116610ff357505f925060019150829050610ffc565b92505f91508190505b9450945094915050565b60605f61101283611043565b6040805160208082528183019092529192505f91906020820181803683375050509182525060208101929092525090565b5f60ff8216601f81111561044c57604051632cd44ac360e21b815260040160405180910390fd5b5f6020828403121561107a575f5ffd5b81356001600160e01b03198116811461059a575f5ffd5b6001600160a01b03811681146110a5575f5ffd5b50565b5f5f83601f8401126110b8575f5ffd5b5081356001600160401b038111156110ce575f5ffd5b6020830191508360208285010111156110e5575f5ffd5b9250929050565b5f5f5f5f5f60808688031215611100575f5ffd5b853561110b81611091565b9450602086013561111b81611091565b93506040860135925060608601356001600160401b0381111561113c575f5ffd5b611148888289016110a8565b969995985093965092949392505050565b5f5f5f6040848603121561116b575f5ffd5b8335925060208401356001600160401b03811115611187575f5ffd5b611193868287016110a8565b9497909650939450505050565b5f5f5f606084860312156111b2575f5ffd5b83356001600160401b038111156111c7575f5ffd5b840161016081870312156111d9575f5ffd5b95602085013595506040909401359392505050565b5f5f83601f8401126111fe575f5ffd5b5081356001600160401b03811115611214575f5ffd5b6020830191508360208260051b85010111156110e5575f5ffd5b5f5f5f5f5f5f60608789031215611243575f5ffd5b86356001600160401b03811115611258575f5ffd5b61126489828a016111ee565b90975095505060208701356001600160401b03811115611282575f5ffd5b61128e89828a016111ee565b90955093505060408701356001600160401b038111156112ac575f5ffd5b6112b889828a016111ee565b979a9699509497509295939492505050565b5f5f5f5f5f608086880312156112de575f5ffd5b85356112e981611091565b94506020860135935060408601356001600160401b0381111561130a575f5ffd5b611316888289016110a8565b909450925050606086013560ff8116811461132f575f5ffd5b809150509295509295909350565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b602081525f61059a602083018461133d565b5f5f5f6040848603121561138f575f5ffd5b833561139a81611091565b925060208401356001600160401b03811115611187575f5ffd5b60ff60f81b8816815260e060208201525f6113d260e083018961133d565b82810360408401526113e4818961133d565b606084018890526001600160a01b038716608085015260a0840186905283810360c0850152845180825260208087019350909101905f5b8181101561143957835183526020938401939092019160010161141b565b50909b9a5050505050505050505050565b5f5f5f5f6060858703121561145d575f5ffd5b843561146881611091565b93506020850135925060408501356001600160401b03811115611489575f5ffd5b611495878288016110a8565b95989497509550505050565b5f5f5f5f5f5f5f5f60a0898b0312156114b8575f5ffd5b88356114c381611091565b975060208901356114d381611091565b965060408901356001600160401b038111156114ed575f5ffd5b6114f98b828c016111ee565b90975095505060608901356001600160401b03811115611517575f5ffd5b6115238b828c016111ee565b90955093505060808901356001600160401b03811115611541575f5ffd5b61154d8b828c016110a8565b999c989b5096995094979396929594505050565b5f5f5f5f5f5f60a08789031215611576575f5ffd5b863561158181611091565b9550602087013561159181611091565b9450604087013593506060870135925060808701356001600160401b038111156115b9575f5ffd5b6112b889828a016110a8565b5f5f8335601e198436030181126115da575f5ffd5b8301803591506001600160401b038211156115f3575f5ffd5b6020019150368190038213156110e5575f5ffd5b634e487b7160e01b5f52602160045260245ffd5b634e487b7160e01b5f52603260045260245ffd5b5f6020828403121561163f575f5ffd5b813561059a81611091565b5f6020828403121561165a575f5ffd5b815161059a81611091565b5f60208284031215611675575f5ffd5b5051919050565b5f5f5f6060848603121561168e575f5ffd5b835160208501519093506116a181611091565b6040949094015192959394509192915050565b5f600182016116d157634e487b7160e01b5f52601160045260245ffd5b5060010190565b5f82518060208501845e5f92019182525091905056fea164736f6c634300081c000a";
+
+export const testNftAbi = [
+  {
+    "inputs": [
+      {
+        "internalType": "string",
+        "name": "name_",
+        "type": "string"
+      },
+      {
+        "internalType": "string",
+        "name": "symbol_",
+        "type": "string"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "sender",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      }
+    ],
+    "name": "ERC721IncorrectOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "operator",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "ERC721InsufficientApproval",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "approver",
+        "type": "address"
+      }
+    ],
+    "name": "ERC721InvalidApprover",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "operator",
+        "type": "address"
+      }
+    ],
+    "name": "ERC721InvalidOperator",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      }
+    ],
+    "name": "ERC721InvalidOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "receiver",
+        "type": "address"
+      }
+    ],
+    "name": "ERC721InvalidReceiver",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "sender",
+        "type": "address"
+      }
+    ],
+    "name": "ERC721InvalidSender",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "ERC721NonexistentToken",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "approved",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "Approval",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "operator",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "bool",
+        "name": "approved",
+        "type": "bool"
+      }
+    ],
+    "name": "ApprovalForAll",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "from",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "Transfer",
+    "type": "event"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "approve",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      }
+    ],
+    "name": "balanceOf",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "getApproved",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "operator",
+        "type": "address"
+      }
+    ],
+    "name": "isApprovedForAll",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "mint",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "name",
+    "outputs": [
+      {
+        "internalType": "string",
+        "name": "",
+        "type": "string"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "ownerOf",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "from",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "safeTransferFrom",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "from",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "data",
+        "type": "bytes"
+      }
+    ],
+    "name": "safeTransferFrom",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "operator",
+        "type": "address"
+      },
+      {
+        "internalType": "bool",
+        "name": "approved",
+        "type": "bool"
+      }
+    ],
+    "name": "setApprovalForAll",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes4",
+        "name": "interfaceId",
+        "type": "bytes4"
+      }
+    ],
+    "name": "supportsInterface",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "symbol",
+    "outputs": [
+      {
+        "internalType": "string",
+        "name": "",
+        "type": "string"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "tokenURI",
+    "outputs": [
+      {
+        "internalType": "string",
+        "name": "",
+        "type": "string"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "from",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      }
+    ],
+    "name": "transferFrom",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  }
+] as const;
+
+export const testNftBytecode: `0x${string}` =
+  "0x608060405234801561000f575f5ffd5b506040516111ae3803806111ae83398101604081905261002e916100ef565b81815f61003b83826101d8565b50600161004882826101d8565b5050505050610292565b634e487b7160e01b5f52604160045260245ffd5b5f82601f830112610075575f5ffd5b81516001600160401b0381111561008e5761008e610052565b604051601f8201601f19908116603f011681016001600160401b03811182821017156100bc576100bc610052565b6040528181528382016020018510156100d3575f5ffd5b8160208501602083015e5f918101602001919091529392505050565b5f5f60408385031215610100575f5ffd5b82516001600160401b03811115610115575f5ffd5b61012185828601610066565b602085015190935090506001600160401b0381111561013e575f5ffd5b61014a85828601610066565b9150509250929050565b600181811c9082168061016857607f821691505b60208210810361018657634e487b7160e01b5f52602260045260245ffd5b50919050565b601f8211156101d357805f5260205f20601f840160051c810160208510156101b15750805b601f840160051c820191505b818110156101d0575f81556001016101bd565b50505b505050565b81516001600160401b038111156101f1576101f1610052565b610205816101ff8454610154565b8461018c565b6020601f821160018114610237575f83156102205750848201515b5f19600385901b1c1916600184901b1784556101d0565b5f84815260208120601f198516915b828110156102665787850151825560209485019460019092019101610246565b508482101561028357868401515f19600387901b60f8161c191681555b50505050600190811b01905550565b610f0f8061029f5f395ff3fe608060405234801561000f575f5ffd5b50600436106100e5575f3560e01c80636352211e11610088578063a22cb46511610063578063a22cb465146101db578063b88d4fde146101ee578063c87b56dd14610201578063e985e9c514610214575f5ffd5b80636352211e1461019f57806370a08231146101b257806395d89b41146101d3575f5ffd5b8063095ea7b3116100c3578063095ea7b31461015157806323b872dd1461016657806340c10f191461017957806342842e0e1461018c575f5ffd5b806301ffc9a7146100e957806306fdde0314610111578063081812fc14610126575b5f5ffd5b6100fc6100f7366004610be5565b610227565b60405190151581526020015b60405180910390f35b610119610278565b6040516101089190610c2e565b610139610134366004610c40565b610307565b6040516001600160a01b039091168152602001610108565b61016461015f366004610c72565b61032e565b005b610164610174366004610c9a565b61033d565b610164610187366004610c72565b6103cb565b61016461019a366004610c9a565b6103d5565b6101396101ad366004610c40565b6103f4565b6101c56101c0366004610cd4565b6103fe565b604051908152602001610108565b610119610443565b6101646101e9366004610ced565b610452565b6101646101fc366004610d3a565b61045d565b61011961020f366004610c40565b610475565b6100fc610222366004610e17565b6104e6565b5f6001600160e01b031982166380ac58cd60e01b148061025757506001600160e01b03198216635b5e139f60e01b145b8061027257506301ffc9a760e01b6001600160e01b03198316145b92915050565b60605f805461028690610e48565b80601f01602080910402602001604051908101604052809291908181526020018280546102b290610e48565b80156102fd5780601f106102d4576101008083540402835291602001916102fd565b820191905f5260205f20905b8154815290600101906020018083116102e057829003601f168201915b5050505050905090565b5f61031182610513565b505f828152600460205260409020546001600160a01b0316610272565b61033982823361054b565b5050565b6001600160a01b03821661036b57604051633250574960e11b81525f60048201526024015b60405180910390fd5b5f610377838333610558565b9050836001600160a01b0316816001600160a01b0316146103c5576040516364283d7b60e01b81526001600160a01b0380861660048301526024820184905282166044820152606401610362565b50505050565b610339828261064a565b6103ef83838360405180602001604052805f81525061045d565b505050565b5f61027282610513565b5f6001600160a01b038216610428576040516322718ad960e21b81525f6004820152602401610362565b506001600160a01b03165f9081526003602052604090205490565b60606001805461028690610e48565b6103393383836106ab565b61046884848461033d565b6103c53385858585610772565b606061048082610513565b505f61049660408051602081019091525f815290565b90505f8151116104b45760405180602001604052805f8152506104df565b806104be8461089a565b6040516020016104cf929190610e97565b6040516020818303038152906040525b9392505050565b6001600160a01b039182165f90815260056020908152604080832093909416825291909152205460ff1690565b5f818152600260205260408120546001600160a01b03168061027257604051637e27328960e01b815260048101849052602401610362565b6103ef838383600161092a565b5f828152600260205260408120546001600160a01b039081169083161561058457610584818486610a2e565b6001600160a01b038116156105be5761059f5f855f5f61092a565b6001600160a01b0381165f90815260036020526040902080545f190190555b6001600160a01b038516156105ec576001600160a01b0385165f908152600360205260409020805460010190555b5f8481526002602052604080822080546001600160a01b0319166001600160a01b0389811691821790925591518793918516917fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef91a4949350505050565b6001600160a01b03821661067357604051633250574960e11b81525f6004820152602401610362565b5f61067f83835f610558565b90506001600160a01b038116156103ef576040516339e3563760e11b81525f6004820152602401610362565b6001600160a01b0383166106d45760405163a9fbf51f60e01b81525f6004820152602401610362565b6001600160a01b03821661070657604051630b61174360e31b81526001600160a01b0383166004820152602401610362565b6001600160a01b038381165f81815260056020908152604080832094871680845294825291829020805460ff191686151590811790915591519182527f17307eab39ab6107e8899845ad3d59bd9653f200f220920489ca2b5937696c31910160405180910390a3505050565b6001600160a01b0383163b1561089357604051630a85bd0160e11b81526001600160a01b0384169063150b7a02906107b4908890889087908790600401610eab565b6020604051808303815f875af19250505080156107ee575060408051601f3d908101601f191682019092526107eb91810190610ee7565b60015b610855573d80801561081b576040519150601f19603f3d011682016040523d82523d5f602084013e610820565b606091505b5080515f0361084d57604051633250574960e11b81526001600160a01b0385166004820152602401610362565b805160208201fd5b6001600160e01b03198116630a85bd0160e11b1461089157604051633250574960e11b81526001600160a01b0385166004820152602401610362565b505b5050505050565b60605f6108a683610a92565b60010190505f8167ffffffffffffffff8111156108c5576108c5610d26565b6040519080825280601f01601f1916602001820160405280156108ef576020820181803683370190505b5090508181016020015b5f19016f181899199a1a9b1b9c1cb0b131b232b360811b600a86061a8153600a85049450846108f957509392505050565b808061093e57506001600160a01b03821615155b156109ff575f61094d84610513565b90506001600160a01b038316158015906109795750826001600160a01b0316816001600160a01b031614155b801561098c575061098a81846104e6565b155b156109b55760405163a9fbf51f60e01b81526001600160a01b0384166004820152602401610362565b81156109fd5783856001600160a01b0316826001600160a01b03167f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b92560405160405180910390a45b505b50505f90815260046020526040902080546001600160a01b0319166001600160a01b0392909216919091179055565b610a39838383610b69565b6103ef576001600160a01b038316610a6757604051637e27328960e01b815260048101829052602401610362565b60405163177e802f60e01b81526001600160a01b038316600482015260248101829052604401610362565b5f8072184f03e93ff9f4daa797ed6e38ed64bf6a1f0160401b8310610ad05772184f03e93ff9f4daa797ed6e38ed64bf6a1f0160401b830492506040015b6d04ee2d6d415b85acef81000000008310610afc576d04ee2d6d415b85acef8100000000830492506020015b662386f26fc100008310610b1a57662386f26fc10000830492506010015b6305f5e1008310610b32576305f5e100830492506008015b6127108310610b4657612710830492506004015b60648310610b58576064830492506002015b600a83106102725760010192915050565b5f6001600160a01b03831615801590610bc55750826001600160a01b0316846001600160a01b03161480610ba25750610ba284846104e6565b80610bc557505f828152600460205260409020546001600160a01b038481169116145b949350505050565b6001600160e01b031981168114610be2575f5ffd5b50565b5f60208284031215610bf5575f5ffd5b81356104df81610bcd565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b602081525f6104df6020830184610c00565b5f60208284031215610c50575f5ffd5b5035919050565b80356001600160a01b0381168114610c6d575f5ffd5b919050565b5f5f60408385031215610c83575f5ffd5b610c8c83610c57565b946020939093013593505050565b5f5f5f60608486031215610cac575f5ffd5b610cb584610c57565b9250610cc360208501610c57565b929592945050506040919091013590565b5f60208284031215610ce4575f5ffd5b6104df82610c57565b5f5f60408385031215610cfe575f5ffd5b610d0783610c57565b915060208301358015158114610d1b575f5ffd5b809150509250929050565b634e487b7160e01b5f52604160045260245ffd5b5f5f5f5f60808587031215610d4d575f5ffd5b610d5685610c57565b9350610d6460208601610c57565b925060408501359150606085013567ffffffffffffffff811115610d86575f5ffd5b8501601f81018713610d96575f5ffd5b803567ffffffffffffffff811115610db057610db0610d26565b604051601f8201601f19908116603f0116810167ffffffffffffffff81118282101715610ddf57610ddf610d26565b604052818152828201602001891015610df6575f5ffd5b816020840160208301375f6020838301015280935050505092959194509250565b5f5f60408385031215610e28575f5ffd5b610e3183610c57565b9150610e3f60208401610c57565b90509250929050565b600181811c90821680610e5c57607f821691505b602082108103610e7a57634e487b7160e01b5f52602260045260245ffd5b50919050565b5f81518060208401855e5f93019283525090919050565b5f610bc5610ea58386610e80565b84610e80565b6001600160a01b03858116825284166020820152604081018390526080606082018190525f90610edd90830184610c00565b9695505050505050565b5f60208284031215610ef7575f5ffd5b81516104df81610bcd56fea164736f6c634300081c000a";
+
 /** Creation code of the ERC1967 proxy (AccountProxy) the factory deploys: constructor(address implementation, bytes data). */
 export const erc1967ProxyBytecode: `0x${string}` =
   "0x60806040526040516103723803806103728339810160408190526100229161021d565b818161002e8282610037565b505050506102ec565b61004082610095565b6040516001600160a01b038316907fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a2805115610089576100848282610110565b505050565b6100916101b1565b5050565b806001600160a01b03163b5f036100cf57604051634c9c8ce360e01b81526001600160a01b03821660048201526024015b60405180910390fd5b7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc80546001600160a01b0319166001600160a01b0392909216919091179055565b60605f61011d84846101d2565b905080801561013e57505f3d118061013e57505f846001600160a01b03163b115b156101535761014b6101e5565b9150506101ab565b801561017d57604051639996b31560e01b81526001600160a01b03851660048201526024016100c6565b3d156101905761018b6101fe565b6101a9565b60405163d6bda27560e01b815260040160405180910390fd5b505b92915050565b34156101d05760405163b398979f60e01b815260040160405180910390fd5b565b5f5f5f835160208501865af49392505050565b6040513d81523d5f602083013e3d602001810160405290565b6040513d5f823e3d81fd5b634e487b7160e01b5f52604160045260245ffd5b5f5f6040838503121561022e575f5ffd5b82516001600160a01b0381168114610244575f5ffd5b60208401519092506001600160401b0381111561025f575f5ffd5b8301601f8101851361026f575f5ffd5b80516001600160401b0381111561028857610288610209565b604051601f8201601f19908116603f011681016001600160401b03811182821017156102b6576102b6610209565b6040528181528282016020018710156102cd575f5ffd5b8160208401602083015e5f602083830101528093505050509250929050565b607a806102f85f395ff3fe6080604052600a600c565b005b60186014601a565b6050565b565b5f604b7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc546001600160a01b031690565b905090565b365f5f375f5f365f845af43d5f5f3e8080156069573d5ff35b3d5ffdfea164736f6c634300081c000a";

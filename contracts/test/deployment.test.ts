@@ -33,12 +33,13 @@ describe("deployment", () => {
     const expected = deploymentAddresses({
       paymasterOwner: a.paymasterOwner.address,
       paymasterSigner: a.paymasterSigner.address,
+      beaconAdmin: a.beaconAdmin.address,
     });
     expect(expected.entryPoint).toBe(ENTRY_POINT_V06);
     for (const t of [a, b]) {
       expect(t.deployment).toEqual({
         ...expected,
-        deployed: ["entryPoint", "accountImplementation", "accountFactory", "paymaster"],
+        deployed: ["entryPoint", "accountImplementation", "accountFactory", "paymaster", "managedAccountFactory", "tokenBoundRegistry", "tokenBoundAccountImplementation"],
       });
       for (const address of Object.values(expected)) {
         expect(address).toBe(getAddress(address));
@@ -55,18 +56,22 @@ describe("deployment", () => {
     const again = await ensureDeployment(a.publicClient, a.wallet, {
       paymasterOwner: a.paymasterOwner.address,
       paymasterSigner: a.paymasterSigner.address,
+      beaconAdmin: a.beaconAdmin.address,
     });
     expect(again.deployed).toEqual([]);
     expect({ ...again, deployed: undefined }).toEqual({ ...a.deployment, deployed: undefined });
   });
 
-  it("gives implementation and factory installation-independent addresses; the paymaster's follows its keys", () => {
-    const mine = deploymentAddresses({ paymasterOwner: a.paymasterOwner.address, paymasterSigner: a.paymasterSigner.address });
-    const other = deploymentAddresses({ paymasterOwner: randomAccount().address, paymasterSigner: randomAccount().address });
+  it("gives implementation and factory installation-independent addresses; the paymaster's and managed factory's follow their keys", () => {
+    const mine = deploymentAddresses({ paymasterOwner: a.paymasterOwner.address, paymasterSigner: a.paymasterSigner.address, beaconAdmin: a.beaconAdmin.address });
+    const other = deploymentAddresses({ paymasterOwner: randomAccount().address, paymasterSigner: randomAccount().address, beaconAdmin: randomAccount().address });
     expect(other.entryPoint).toBe(mine.entryPoint);
     expect(other.accountImplementation).toBe(mine.accountImplementation);
     expect(other.accountFactory).toBe(mine.accountFactory);
+    expect(other.tokenBoundRegistry).toBe(mine.tokenBoundRegistry);
+    expect(other.tokenBoundAccountImplementation).toBe(mine.tokenBoundAccountImplementation);
     expect(other.paymaster).not.toBe(mine.paymaster);
+    expect(other.managedAccountFactory).not.toBe(mine.managedAccountFactory);
   });
 
   it("wires the contracts together", async () => {

@@ -45,6 +45,8 @@ export interface TestChain {
   deployment: Deployment & { deployed: string[] };
   paymasterOwner: PrivateKeyAccount;
   paymasterSigner: PrivateKeyAccount;
+  /** Owner of the ManagedV5 beacons (the service's "beacon-admin" key). */
+  beaconAdmin: PrivateKeyAccount;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export const randomAccount = () => privateKeyToAccount(generatePrivateKey());
 // Fixed so every chain (and file) gets the same paymaster address.
 const PAYMASTER_OWNER = privateKeyToAccount(keccak256(toHex("contracts test: paymaster owner")));
 const PAYMASTER_SIGNER = privateKeyToAccount(keccak256(toHex("contracts test: paymaster signer")));
+const BEACON_ADMIN = privateKeyToAccount(keccak256(toHex("contracts test: beacon admin")));
 
 /** A fresh anvil with our contracts deployed and the paymaster's EntryPoint deposit funded. */
 export async function startChain(chainId = 31337, { paymasterDeposit = parseEther("10") } = {}): Promise<TestChain> {
@@ -71,6 +74,7 @@ export async function startChain(chainId = 31337, { paymasterDeposit = parseEthe
     const deployment = await ensureDeployment(publicClient, wallet, {
       paymasterOwner: PAYMASTER_OWNER.address,
       paymasterSigner: PAYMASTER_SIGNER.address,
+      beaconAdmin: BEACON_ADMIN.address,
     });
     const t: TestChain = {
       chainId,
@@ -82,6 +86,7 @@ export async function startChain(chainId = 31337, { paymasterDeposit = parseEthe
       deployment,
       paymasterOwner: PAYMASTER_OWNER,
       paymasterSigner: PAYMASTER_SIGNER,
+      beaconAdmin: BEACON_ADMIN,
       stop: () => anvil.stop(),
     };
     if (paymasterDeposit > 0n) {

@@ -1,3 +1,5 @@
+import * as knownChains from "viem/chains";
+import { supportedChains } from "@/lib/chain/registry";
 import { badRequest } from "@/lib/http/errors";
 
 /**
@@ -14,6 +16,10 @@ export const ACCOUNT_TYPES = {
     /** defaultGuardian at creation. */
     guardian: true,
   },
+  /** SmartAccount behind a BeaconProxy to its project's beacon: the project upgrades all its managed accounts at once. */
+  ManagedV5: { response: "Managed_v06", sessions: true, ownership: true, guardian: true },
+  /** Token-bound (EIP-6551): whoever holds tokenContract/tokenId controls it, so no owner of its own to move or recover. */
+  ERC6551V1: { response: "ERC6551_v06", sessions: false, ownership: false, guardian: false },
 } as const satisfies Record<string, { response: string; sessions: boolean; ownership: boolean; guardian: boolean }>;
 
 export type AccountType = keyof typeof ACCOUNT_TYPES;
@@ -30,8 +36,27 @@ export function parseAccountType(value: string | undefined): AccountType {
   const alias = ALIASES[value];
   if (alias) return alias;
   const accepted = ACCEPTED_ACCOUNT_TYPES.join(", ");
+  if (/^zksync/i.test(value)) refuseZkSync(value, accepted);
   throw badRequest(`accountType ${value} is not an account type. Accepted: ${accepted} (UpgradeableV5 is the default).`, {
     accountType: { value, message: `accepted: ${accepted}` },
+  });
+}
+
+/** zkSync chains as viem knows them (their transactions carry zkSync's EIP-712 domain). */
+const isZkSync = (chainId: number) =>
+  Object.values(knownChains).some((c) => (c as { id?: number }).id === chainId && Boolean((c as { custom?: { getEip712Domain?: unknown } }).custom?.getEip712Domain));
+
+/**
+ * The hosted service's zkSync accounts use zkSync's native account abstraction, not ERC-4337: a 400 that says what
+ * they would need and which chains this service has, rather than "not an account type".
+ */
+function refuseZkSync(value: string, accepted: string): never {
+  const chains = supportedChains();
+  const listed = chains.length ? `chains ${chains.map((c) => `${c.chainId} (${c.name})`).join(", ")}` : "no chains configured";
+  const zk = chains.filter((c) => isZkSync(c.chainId)).map((c) => c.chainId);
+  const which = zk.length === 0 ? `${listed}, none of them zkSync` : `${listed}; ${zk.join(", ")} ${zk.length === 1 ? "is" : "are"} zkSync, but this service deploys ERC-4337 accounts only`;
+  throw badRequest(`accountType ${value} needs a zkSync chain; this service has ${which}. Accepted: ${accepted}.`, {
+    accountType: { value, message: `needs a zkSync chain; accepted: ${accepted}` },
   });
 }
 

@@ -13,7 +13,9 @@ import { accountFactoryAbi, erc1967ProxyBytecode, smartAccountAbi } from "@/cont
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { publicClient } from "./clients";
 import { serviceDeployment } from "./contracts";
+import { managedAccountAddress, managedFactoryCall } from "./managed";
 import type { ChainConfig } from "./registry";
+import { tokenBindingOf, tokenBoundAddress, tokenBoundDeployment } from "./token-bound";
 
 /** The factory salt of a player's account: the same on every chain, so its address is too. */
 export const accountSalt = (playerId: string): Hex => keccak256(toHex(`player:${playerId}`));
@@ -69,6 +71,10 @@ export function deploymentOf(account: DeployableAccount): { factory: Address; da
   switch (account.accountType) {
     case "UpgradeableV5":
       return accountFactoryCall(account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
+    case "ManagedV5":
+      return managedFactoryCall(account.projectId, account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
+    case "ERC6551V1":
+      return tokenBoundDeployment(tokenBindingOf(account));
     default:
       throw new Error(`no deployment for account type ${account.accountType}`);
   }
@@ -79,6 +85,10 @@ export function accountAddressOf(account: DeployableAccount): Address {
   switch (account.accountType) {
     case "UpgradeableV5":
       return counterfactualAddress(account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
+    case "ManagedV5":
+      return managedAccountAddress(account.projectId, account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
+    case "ERC6551V1":
+      return tokenBoundAddress(tokenBindingOf(account));
     default:
       throw new Error(`no address for account type ${account.accountType}`);
   }

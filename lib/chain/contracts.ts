@@ -9,11 +9,21 @@ import type { ChainConfig } from "./registry";
 
 /** Our contracts' addresses: the same on every chain (CREATE2), the paymaster's specific to this installation's keys. */
 export function serviceDeployment(): Deployment {
-  return deploymentAddresses({
-    paymasterOwner: serviceAccount("paymaster-owner").address,
-    paymasterSigner: serviceAccount("paymaster-signer").address,
-  });
+  const keys = installationKeys();
+  const key = `${keys.paymasterOwner}:${keys.paymasterSigner}:${keys.beaconAdmin}`;
+  // Hashing the init codes on every call would cost each request several keccaks of kilobytes.
+  if (memo?.key !== key) memo = { key, deployment: deploymentAddresses(keys) };
+  return memo.deployment;
 }
+
+let memo: { key: string; deployment: Deployment } | undefined;
+
+/** The service keys our contract addresses depend on. */
+const installationKeys = () => ({
+  paymasterOwner: serviceAccount("paymaster-owner").address,
+  paymasterSigner: serviceAccount("paymaster-signer").address,
+  beaconAdmin: serviceAccount("beacon-admin").address,
+});
 
 /** Local chains get a large paymaster deposit so sponsored operations just work. */
 const LOCAL_PAYMASTER_DEPOSIT = parseEther("1000");
@@ -35,10 +45,7 @@ export async function prepareChain(chain: ChainConfig): Promise<ChainPreparation
   const deployer = await deployerFor(chain);
   if (deployer) {
     const wallet = walletClient(chain, deployer);
-    const result = await ensureDeployment(client, wallet, {
-      paymasterOwner: serviceAccount("paymaster-owner").address,
-      paymasterSigner: serviceAccount("paymaster-signer").address,
-    });
+    const result = await ensureDeployment(client, wallet, installationKeys());
     deployed = result.deployed;
     if (chain.dev) {
       const balance = await client.readContract({ address: deployment.entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [deployment.paymaster] });

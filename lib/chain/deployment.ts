@@ -15,8 +15,13 @@ import {
   accountFactoryAbi,
   accountFactoryBytecode,
   entryPointBytecode,
+  erc6551RegistryBytecode,
+  managedAccountFactoryAbi,
+  managedAccountFactoryBytecode,
   smartAccountAbi,
   smartAccountBytecode,
+  tokenBoundAccountAbi,
+  tokenBoundAccountBytecode,
   verifyingPaymasterAbi,
   verifyingPaymasterBytecode,
 } from "@/contracts/artifacts";
@@ -40,11 +45,23 @@ export interface Deployment {
   accountFactory: Address;
   /** VerifyingPaymaster; its address depends on this installation's paymaster owner and signer. */
   paymaster: Address;
+  /** ManagedAccountFactory (ManagedV5 accounts and each project's beacon); its address depends on this installation's beacon admin. */
+  managedAccountFactory: Address;
+  /** ERC6551Registry (EIP-6551): deploys token-bound accounts; no constructor arguments, so the same everywhere. */
+  tokenBoundRegistry: Address;
+  /** TokenBoundAccount implementation of ERC6551V1 accounts; its address depends only on the EntryPoint. */
+  tokenBoundAccountImplementation: Address;
 }
 
 export interface PaymasterKeys {
   paymasterOwner: Address;
   paymasterSigner: Address;
+}
+
+/** This installation's service keys that are part of contract addresses. */
+export interface InstallationKeys extends PaymasterKeys {
+  /** Owner of every project's ManagedV5 beacon. */
+  beaconAdmin: Address;
 }
 
 interface Piece {
@@ -85,7 +102,7 @@ function sharedPieces(): [Piece, Piece, Piece] {
 }
 
 /** What to deploy, in dependency order. */
-function plan({ paymasterOwner, paymasterSigner }: PaymasterKeys): Piece[] {
+function plan({ paymasterOwner, paymasterSigner, beaconAdmin }: InstallationKeys): Piece[] {
   const [entryPoint, implementation, factory] = sharedPieces();
   const paymaster = piece(
     "paymaster",
@@ -96,18 +113,33 @@ function plan({ paymasterOwner, paymasterSigner }: PaymasterKeys): Piece[] {
       args: [entryPoint.address, paymasterOwner, paymasterSigner],
     }),
   );
-  return [entryPoint, implementation, factory, paymaster];
+  const managedFactory = piece(
+    "managedAccountFactory",
+    DEPLOY_SALT,
+    encodeDeployData({
+      abi: managedAccountFactoryAbi,
+      bytecode: managedAccountFactoryBytecode,
+      args: [implementation.address, beaconAdmin],
+    }),
+  );
+  return [entryPoint, implementation, factory, paymaster, managedFactory, ...tokenBoundPieces(entryPoint.address)];
+}
+
+/** The ERC-6551 registry and our token-bound account implementation (ERC6551V1 accounts). */
+function tokenBoundPieces(entryPoint: Address): Piece[] {
+  return [
+    piece("tokenBoundRegistry", DEPLOY_SALT, erc6551RegistryBytecode),
+    piece(
+      "tokenBoundAccountImplementation",
+      DEPLOY_SALT,
+      encodeDeployData({ abi: tokenBoundAccountAbi, bytecode: tokenBoundAccountBytecode, args: [entryPoint] }),
+    ),
+  ];
 }
 
 /** Where our contracts live on any chain (checksummed), deployed or not. */
-export function deploymentAddresses(keys: PaymasterKeys): Deployment {
-  const [entryPoint, accountImplementation, accountFactory, paymaster] = plan(keys).map((p) => p.address) as [
-    Address,
-    Address,
-    Address,
-    Address,
-  ];
-  return { entryPoint, accountImplementation, accountFactory, paymaster };
+export function deploymentAddresses(keys: InstallationKeys): Deployment {
+  return Object.fromEntries(plan(keys).map((p) => [p.name, p.address])) as unknown as Deployment;
 }
 
 async function hasCode(client: PublicClient, address: Address) {
@@ -116,14 +148,14 @@ async function hasCode(client: PublicClient, address: Address) {
 }
 
 /**
- * Deploys whatever is missing (EntryPoint v0.6, account implementation, factory, paymaster) through the CREATE2
+ * Deploys whatever is missing (EntryPoint v0.6, account implementation, factories, paymaster) through the CREATE2
  * deployer, one transaction at a time, each awaited. Idempotent: a second call deploys nothing, and a piece someone
  * else deployed meanwhile counts as present. `deployed` names what this call deployed.
  */
 export async function ensureDeployment(
   publicClient: PublicClient,
   walletClient: WalletClient<Transport, Chain | undefined, Account>,
-  keys: PaymasterKeys,
+  keys: InstallationKeys,
 ): Promise<Deployment & { deployed: string[] }> {
   const pieces = plan(keys);
   const deployed: string[] = [];

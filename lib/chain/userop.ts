@@ -32,7 +32,9 @@ import { ApiError } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { publicClient } from "./clients";
 import { serviceDeployment } from "./contracts";
+import { managedAccountState, managedInitCode } from "./managed";
 import type { ChainConfig } from "./registry";
+import { tokenBoundAccountState } from "./token-bound";
 
 /** A user operation for EntryPoint v0.6, as viem types it (`initCode` and `paymasterAndData` always set here). */
 export type UserOp = UserOperation<"0.6">;
@@ -385,26 +387,33 @@ async function accountProxyCode(chain: ChainConfig): Promise<Hex> {
 
 /**
  * State that makes an undeployed account look deployed (our proxy, our implementation, its owner and built-in guardian), so its call can be
- * estimated before the initCode runs. Only for initCode that deploys through our factory.
+ * estimated before the initCode runs. Only for initCode that deploys through our factories (or our ERC-6551 registry).
  */
 async function counterfactualAccountState(chain: ChainConfig, sender: Address, initCode: Hex): Promise<StateOverride> {
+  const tokenBound = tokenBoundAccountState(sender, initCode);
+  if (tokenBound) return tokenBound;
+  // A ManagedV5 account: the same SmartAccount storage behind a beacon proxy (lib/chain/managed.ts).
+  const managed = managedInitCode(initCode);
   const { accountFactory, accountImplementation } = serviceDeployment();
-  if (size(initCode) < 24 || slice(initCode, 0, 20).toLowerCase() !== accountFactory.toLowerCase()) {
-    throw new UserOperationRejectedError(`initCode must deploy the account through our AccountFactory ${accountFactory}`);
+  let owner: Address;
+  let guardian: Address | null;
+  if (managed) {
+    ({ owner, guardian } = managed);
+  } else {
+    if (size(initCode) < 24 || slice(initCode, 0, 20).toLowerCase() !== accountFactory.toLowerCase()) {
+      throw new UserOperationRejectedError(`initCode must deploy the account through our AccountFactory ${accountFactory}`);
+    }
+    const call = decodeFunctionData({ abi: accountFactoryAbi, data: slice(initCode, 20) });
+    if (call.functionName !== "createAccount" && call.functionName !== "createAccountWithGuardian") {
+      throw new UserOperationRejectedError("initCode must call AccountFactory.createAccount or createAccountWithGuardian");
+    }
+    owner = call.args[0];
+    guardian = call.functionName === "createAccountWithGuardian" ? call.args[1] : null;
   }
-  const call = decodeFunctionData({ abi: accountFactoryAbi, data: slice(initCode, 20) });
-  if (call.functionName !== "createAccount" && call.functionName !== "createAccountWithGuardian") {
-    throw new UserOperationRejectedError("initCode must call AccountFactory.createAccount or createAccountWithGuardian");
-  }
-  const [owner] = call.args;
   const word = (value: Address | bigint) => encodeAbiParameters([{ type: typeof value === "bigint" ? "uint256" : "address" }], [value]);
-  const stateDiff: { slot: Hex; value: Hex }[] = [
-    { slot: IMPLEMENTATION_SLOT, value: word(accountImplementation) },
-    { slot: ACCOUNT_STORAGE_SLOT, value: word(owner) },
-  ];
-  if (call.functionName === "createAccountWithGuardian") {
+  const stateDiff: { slot: Hex; value: Hex }[] = [{ slot: ACCOUNT_STORAGE_SLOT, value: word(owner) }];
+  if (guardian) {
     // The guardian the factory adds: `guardians` (namespace word 3) = [guardian], `guardianPosition` (word 4)[guardian] = 1.
-    const guardian = call.args[1];
     const guardiansSlot = BigInt(ACCOUNT_STORAGE_SLOT) + 3n;
     stateDiff.push(
       { slot: toHex(guardiansSlot, { size: 32 }), value: word(1n) },
@@ -412,6 +421,8 @@ async function counterfactualAccountState(chain: ChainConfig, sender: Address, i
       { slot: keccak256(concat([word(guardian), word(guardiansSlot + 1n)])), value: word(1n) },
     );
   }
+  if (managed) return managedAccountState(chain, sender, managed, stateDiff);
+  stateDiff.push({ slot: IMPLEMENTATION_SLOT, value: word(accountImplementation) });
   return [{ address: sender, code: await accountProxyCode(chain), stateDiff }];
 }
 
