@@ -1,6 +1,9 @@
 import { parseArgs } from "node:util";
 import { dataDir } from "@/lib/config";
+import { upgradeManagedAccounts, type ManagedUpgrade } from "@/lib/accounts/managed";
+import { findChain } from "@/lib/chain/registry";
 import { deployChains, describeChains, listChains } from "./chains";
+import { describeUpgrade, projectToUpgrade } from "./managed";
 import { describeRotation, rotateMaster } from "./keys";
 import { closeDb, EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
 import { embeddedOwner } from "@/lib/db/embedded";
@@ -16,6 +19,9 @@ const usage = `Usage:
   npm run cli -- keys rotate-master [--json]   (README: Rotating the master key)
   npm run cli -- chain list [--json]
   npm run cli -- chain deploy [--chain CHAIN_ID] [--json]
+  npm run cli -- accounts upgrade-managed --chain CHAIN_ID --implementation 0x… [--project PROJECT_ID] [--json]
+      points the project's beacon on that chain at a new account implementation: every ManagedV5 account
+      of the project runs it from then on (--project is needed when there is more than one project)
 
 Works on DATABASE_URL, or on the embedded database in .data/ (through the server while it runs).
 Use "npm run -s cli -- ..." to get bare JSON on stdout.`;
@@ -100,6 +106,7 @@ async function main(argv: string[]) {
       project: { type: "string" },
       mode: { type: "string" },
       chain: { type: "string" },
+      implementation: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -115,6 +122,18 @@ async function main(argv: string[]) {
     const result = verb === "chain list" ? await listChains() : await deployChains(chainId);
     const text = verb === "chain list" ? describeChains(result as Awaited<ReturnType<typeof listChains>>) : `Deployed on ${chainId ?? "every configured chain"}:\n${JSON.stringify(result, null, 2)}`;
     console.log(values.json ? JSON.stringify(result, null, 2) : text);
+    return;
+  }
+  if (verb === "accounts upgrade-managed") {
+    if (values.chain === undefined || !/^\d+$/.test(values.chain)) throw new UsageError("accounts upgrade-managed needs --chain CHAIN_ID");
+    if (!values.implementation) throw new UsageError("accounts upgrade-managed needs --implementation 0x… (the new account implementation's address)");
+    const chain = findChain(Number(values.chain));
+    if (!chain) throw new Error(`No configured chain ${values.chain}; see npm run cli -- chain list`);
+    // Projects come from the database (through the server while it owns the embedded one); the upgrade itself is one
+    // transaction from the beacon admin key, sent from here.
+    const project = projectToUpgrade((await execute({ command: "project.list" })) as Parameters<typeof projectToUpgrade>[0], values.project);
+    const result: ManagedUpgrade = await upgradeManagedAccounts({ projectId: project.id, livemode: chain.livemode }, chain.chainId, values.implementation);
+    console.log(values.json ? JSON.stringify(result, null, 2) : describeUpgrade(project, result));
     return;
   }
   if (verb === "keys rotate-master") {

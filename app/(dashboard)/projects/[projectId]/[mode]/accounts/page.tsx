@@ -1,6 +1,6 @@
 import { AccountsTable } from "@/components/accounts-table";
 import { CodeBlock } from "@/components/code";
-import { EmptyState, PageHeader } from "@/components/page";
+import { ButtonLink, EmptyState, PageHeader } from "@/components/page";
 import { SearchBox } from "@/components/search";
 import { Pagination, pageHref } from "@/components/table";
 import { searchAccounts } from "@/lib/accounts/service";
@@ -21,7 +21,11 @@ export default async function AccountsPage({ params, searchParams }: { params: S
   const { rows, total } = await searchAccounts(await getDb(), scope.ctx, { q: query.q, chainId, ...page });
   return (
     <>
-      <PageHeader title="Accounts" description="Smart accounts of your players: one address per player and chain, deployed on chain with its first transaction." />
+      <PageHeader
+        title="Accounts"
+        description="Smart accounts of your players: one address per player and chain, deployed on chain with its first transaction."
+        actions={<ButtonLink href={`${scope.base}/accounts/managed`} variant="secondary">Managed accounts</ButtonLink>}
+      />
       <div className="mb-4">
         <SearchBox placeholder="Search by address, owner, account or player id" defaultValue={query.q}>
           <select name="chainId" defaultValue={query.chainId ?? ""} aria-label="Chain" className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
