@@ -1,0 +1,71 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import Openfort from "@openfort/openfort-node";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ProjectWithKeys } from "@/lib/projects/service";
+import { call, newProject } from "./api";
+import { clientOf } from "./chain";
+
+/**
+ * The official SDK, unchanged, against the real route handlers: a plain HTTP server hands each request to them as
+ * test/api.ts does (a production server is what server.test.ts starts; this keeps the sessions' SDK check cheap).
+ */
+let server: http.Server;
+let baseUrl: string;
+let project: ProjectWithKeys;
+
+beforeAll(async () => {
+  project = await newProject("sessions sdk");
+  server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([, v]) => typeof v === "string")) as Record<string, string>;
+    const body = Buffer.concat(chunks).toString("utf8");
+    const answer = await call(req.method ?? "GET", `${url.pathname}${url.search}`, {
+      headers,
+      ...(body ? { raw: { body, contentType: headers["content-type"] ?? "application/json" } } : {}),
+    });
+    res.writeHead(answer.status, { "content-type": "application/json" });
+    res.end(JSON.stringify(answer.body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+describe("the official SDK's sessions", () => {
+  it("creates (custodial and owner-held), signs, lists, gets and revokes sessions", async () => {
+    const key = project.keys.test.secret;
+    const openfort = new Openfort(key, baseUrl);
+    const { body: policy } = await call("POST", "/v1/policies", { key, json: { name: "self", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } });
+    await call("POST", "/v1/policy_rules", { key, json: { policy: policy.id, type: "account_functions" } });
+    const player = await openfort.players.create({ name: "sdk sessions" });
+    const now = Number((await clientOf(31337).getBlock()).timestamp);
+    const sessionKey = privateKeyToAccount(generatePrivateKey()).address;
+
+    // Without behalfOf the SDK sends the header's text "undefined": it must not be taken for a project.
+    const created = await openfort.sessions.create({ player: player.id, address: sessionKey, chainId: 31337, validAfter: now, validUntil: now + 3600, limit: 2, policy: policy.id, optimistic: true });
+    expect(created).toMatchObject({ id: expect.stringMatching(/^ses_/), isActive: true, address: sessionKey, validUntil: String(now + 3600), limit: 2 });
+    await expect(openfort.sessions.create({ player: player.id, address: sessionKey, chainId: 31337, validAfter: now, validUntil: now + 3600 }, "pro_someone_else")).rejects.toMatchObject({ code: 403 });
+
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const other = await openfort.players.create({ name: "sdk owner-held" });
+    const pending = await openfort.sessions.create({ player: other.id, address: sessionKey, chainId: 31337, externalOwnerAddress: owner.address, validAfter: now, validUntil: now + 3600, policy: policy.id }, project.id);
+    expect(pending.isActive).toBe(false);
+    const hash = pending.nextAction!.payload!.userOperationHash as `0x${string}`;
+    const signed = await openfort.sessions.signature({ id: pending.id, signature: await owner.signMessage({ message: { raw: hash } }) });
+    expect(signed.id).toBe(pending.id);
+
+    const listed = await openfort.sessions.list({ player: player.id, expand: ["transactionIntents"] as never });
+    expect(listed.total).toBe(1);
+    expect(listed.data[0]).toMatchObject({ id: created.id, isActive: true });
+    expect(listed.data[0]!.transactionIntents?.[0]).toMatchObject({ id: created.transactionIntents![0]!.id });
+    expect(await openfort.sessions.get({ id: created.id })).toMatchObject({ id: created.id, isActive: true });
+
+    const revoked = await openfort.sessions.revoke({ player: player.id, address: sessionKey, chainId: 31337, policy: policy.id, optimistic: true });
+    expect(revoked).toMatchObject({ id: created.id, isActive: false });
+  }, 90_000);
+});
