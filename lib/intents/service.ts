@@ -3,6 +3,7 @@ import { and, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
 import { encodeFunctionData, getAddress, isAddressEqual, toHex, type Abi, type Address, type Hex } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
 import { createAccount, getAccount, type AccountRow } from "@/lib/accounts/service";
+import { tokenBoundSigner } from "@/lib/accounts/token-bound";
 import { deploymentOf, type DeployableAccount } from "@/lib/chain/accounts";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { publicClient } from "@/lib/chain/clients";
@@ -64,7 +65,9 @@ export interface IntentSender extends DeployableAccount {
 }
 
 export async function playerSender(db: Queryable, account: AccountRow): Promise<IntentSender> {
-  const ownerKey = account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
+  // Token-bound: the service signs only while the token's holder is the player's key (control follows the token).
+  const ownerKey =
+    account.accountType === "ERC6551V1" ? await tokenBoundSigner(db, account) : account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
   return {
     id: account.id,
     projectId: account.projectId,
