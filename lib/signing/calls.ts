@@ -1,5 +1,5 @@
 import { decodeFunctionData, erc20Abi, formatEther, formatUnits, isAddressEqual, maxUint256, size, slice, type Abi, type Address, type Hex } from "viem";
-import { accountFactoryAbi, smartAccountAbi } from "@/contracts/artifacts";
+import { accountFactoryAbi, erc6551RegistryAbi, managedAccountFactoryAbi, smartAccountAbi } from "@/contracts/artifacts";
 import { decodedJson } from "@/lib/contracts/decoded-json";
 
 /**
@@ -73,6 +73,10 @@ export interface DecodeContext {
   /** The native coin's symbol. */
   symbol: string;
   accountFactory: Address;
+  /** Our ManagedAccountFactory, which deploys ManagedV5 accounts (and their project's beacon). */
+  managedAccountFactory?: Address;
+  /** Our ERC-6551 registry, which deploys token-bound (ERC6551V1) accounts. */
+  tokenBoundRegistry?: Address;
   /** The service's guardian key (accounts created with defaultGuardian get it as a guardian). */
   serviceGuardian: Address;
   /** Registered contracts of the project on the chain, by lowercase address (several registrations may share one). */
@@ -307,6 +311,34 @@ export function describeDeployment(ctx: DecodeContext, initCode: Hex): DecodedCa
       contract: { id: null, name: "Account factory" },
       functionName: decoded.functionName,
       args: decodedJson(decoded.args),
+    };
+  }
+  const managed = ctx.managedAccountFactory && isAddressEqual(factory, ctx.managedAccountFactory) ? decode(managedAccountFactoryAbi as unknown as unknown[], data) : null;
+  if (managed?.functionName === "createAccount" || managed?.functionName === "createAccountWithGuardian") {
+    // The owner must know the project, not they, decides what code the account runs.
+    const [, owner, guardian] = managed.args as [Hex, Address, Address | Hex];
+    const withGuardian = managed.functionName === "createAccountWithGuardian" ? `, with ${who(ctx, guardian as Address)} as guardian: it can help recover the account if you lose your key` : "";
+    return {
+      ...base,
+      kind: "deployment",
+      summary: `Deploys your managed account (${ctx.account}), owned by ${owner}${withGuardian}. The project can upgrade the code of its managed accounts`,
+      attention: true,
+      contract: { id: null, name: "Managed account factory" },
+      functionName: managed.functionName,
+      args: decodedJson(managed.args),
+    };
+  }
+  const tokenBound = ctx.tokenBoundRegistry && isAddressEqual(factory, ctx.tokenBoundRegistry) ? decode(erc6551RegistryAbi as unknown as unknown[], data) : null;
+  if (tokenBound?.functionName === "createAccount") {
+    const [, , , tokenContract, tokenId] = tokenBound.args as [Address, Hex, bigint, Address, bigint];
+    return {
+      ...base,
+      kind: "deployment",
+      summary: `Deploys your token-bound account (${ctx.account}), controlled by whoever holds token ${tokenId} of ${who(ctx, tokenContract)}`,
+      attention: false,
+      contract: { id: null, name: "ERC-6551 registry" },
+      functionName: tokenBound.functionName,
+      args: decodedJson(tokenBound.args),
     };
   }
   return { ...base, kind: "unknown", summary: `Deploys your account through ${factory}, which is not the service's account factory`, attention: true, contract: null, functionName: null, args: null };
