@@ -9,6 +9,7 @@ import { runOperation } from "@/lib/dashboard/operations";
 import { sessionItems } from "@/lib/dashboard/sessions";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { revokeSession } from "@/lib/sessions/operations";
+import { createSession } from "@/lib/sessions/service";
 import { call, expectError, newProject } from "./api";
 import { clientOf, fundedWallet, mined } from "./chain";
 
@@ -105,6 +106,21 @@ describe("revoking a session key", () => {
     expectError(await call("POST", `/v1/sessions/${created.body.id}/signature`, { key, json: { signature: `0x${"11".repeat(65)}` } }), 409);
     // The key is free again.
     expect((await call("POST", "/v1/sessions", { key, json: body })).status).toBe(200);
+  }, 60_000);
+
+  it("answers 409 while the registration is on its way (recorded, not landed yet)", async () => {
+    const key = project.keys.test.secret;
+    const ctx = { projectId: project.id, livemode: false };
+    const { policy, player } = await setup(key, 31337);
+    const now = await chainTime(31337);
+    const sessionKey = newKey();
+    // The service function records the signed registration; nothing hands it to the relay, so it stays pending.
+    const { intent } = await createSession(await getDb(), ctx, { address: sessionKey, chainId: 31337, player: player.id, validAfter: now, validUntil: now + 3600, policy: policy.id });
+    expect(intent.status).toBe("pending");
+    const refused = expectError(await call("POST", "/v1/sessions/revoke", { key, json: { address: sessionKey, chainId: 31337, player: player.id, policy: policy.id } }), 409);
+    expect(refused.message).toMatch(new RegExp(`${intent.id}.*wait until it lands`));
+    // And it is live: no second session for the key meanwhile.
+    expectError(await call("POST", "/v1/sessions", { key, json: { address: sessionKey, chainId: 31337, player: player.id, validAfter: now, validUntil: now + 600, policy: policy.id } }), 400);
   }, 60_000);
 
   it("answers 404 naming key, player and chain when there is nothing to revoke, and 400 for bad parameters", async () => {
