@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { decodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, size, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
+import { chainNow, readKey } from "@/lib/sessions/chain";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
 import type { UserOp } from "@/lib/chain/userop";
@@ -10,24 +11,6 @@ import { badRequest, referenced } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
 import { getSession } from "@/lib/sessions/service";
 import { accountCalls } from "@/lib/signing/calls";
-
-/** What the account holds for a key (`getSessionKey`): `limit` 0 means it was never registered. */
-export interface SessionKeyState {
-  validAfter: number;
-  validUntil: number;
-  limit: number;
-  used: number;
-  /** Registered, not revoked, and not retired by an owner change since. */
-  active: boolean;
-  whitelist: readonly Address[];
-}
-
-export async function readSessionKey(chain: ChainConfig, account: Address, key: Address): Promise<SessionKeyState> {
-  const [validAfter, validUntil, limit, used, active, whitelist] = await onChain(chain, () =>
-    publicClient(chain).readContract({ address: account, abi: smartAccountAbi, functionName: "getSessionKey", args: [key] }),
-  );
-  return { validAfter, validUntil, limit, used, active, whitelist };
-}
 
 const when = (seconds: number) => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
 
@@ -86,16 +69,14 @@ const UNKNOWN_KEY = "not a session key of the account";
 const UNDEPLOYED = "the account is not deployed, and session keys live on a deployed account";
 
 async function refusal(db: Queryable, { chain, account, key, op }: SessionKeyCheck): Promise<string | null> {
-  const client = publicClient(chain);
-  const [code, state, block] = await Promise.all([
-    onChain(chain, () => client.getCode({ address: account.address })),
-    (op.initCode ?? "0x") === "0x" ? readSessionKey(chain, account.address, key) : null,
-    onChain(chain, () => client.getBlock({ blockTag: "latest" })),
+  const [code, state, now] = await Promise.all([
+    onChain(chain, () => publicClient(chain).getCode({ address: account.address })),
+    (op.initCode ?? "0x") === "0x" ? readKey(chain, account.address, key) : null,
+    chainNow(chain),
   ]);
   if (!code || !state) return UNDEPLOYED;
   if (state.limit === 0) return UNKNOWN_KEY;
   if (!state.active) return `session key ${key} was revoked (or retired by a change of the account's owner)`;
-  const now = Number(block.timestamp);
   if (now < state.validAfter) return `session key ${key} is not valid yet: valid from ${when(state.validAfter)}, and the chain's time is ${when(now)}`;
   if (now >= state.validUntil) return `session key ${key} expired at ${when(state.validUntil)} (the chain's time is ${when(now)})`;
   const targets = targetsOf(account.address, op.callData);
