@@ -2,7 +2,7 @@ import { encodeDeployData, getAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { entryPointAbi, managedAccountFactoryAbi, managedBeaconAbi, smartAccountV2ExampleAbi, smartAccountV2ExampleBytecode } from "@/contracts/artifacts";
+import { entryPointAbi, managedAccountFactoryAbi, managedBeaconAbi, smartAccountAbi, smartAccountV2ExampleAbi, smartAccountV2ExampleBytecode } from "@/contracts/artifacts";
 import { managedBeacons, upgradeManagedAccounts } from "@/lib/accounts/managed";
 import { accountSalt } from "@/lib/chain/accounts";
 import { serviceDeployment } from "@/lib/chain/contracts";
@@ -13,6 +13,7 @@ import { getDb } from "@/lib/db/client";
 import { projectsOf, signUp } from "@/lib/developers/service";
 import { ApiError } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
+import { openSigningLink } from "@/lib/signing/service";
 import { createProject, type ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
 import { clientOf, fundedWallet, mined } from "./chain";
@@ -155,6 +156,34 @@ describe("ManagedV5 accounts", () => {
     const back = await upgradeManagedAccounts(ctx(), 31337, serviceDeployment().accountImplementation);
     expect(back.previousImplementation).toBe(v2);
     expect(await versionOf(accounts[0].address)).toBe("none");
+  });
+
+  it("owner-held: the signing page says the project can upgrade the account's code; the owner's signature deploys it", async () => {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const { body: account } = await createManaged({ chainId: 31337, externalOwnerAddress: owner.address, defaultGuardian: true });
+    expect(account).toMatchObject({ accountType: "Managed_v06", custodial: false, ownerAddress: owner.address });
+    const res = await call("POST", "/v1/transaction_intents", {
+      key,
+      json: { chainId: 31337, account: account.id, policy: policy.id, interactions: [{ contract: entryPoint.id, functionName: "depositTo", functionArgs: [account.id] }] },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.nextAction.type).toBe("sign_with_wallet");
+    const page = await openSigningLink(await getDb(), new URL(res.body.nextAction.payload.signingUrl).searchParams.get("t")!, res.body.id);
+    if (page.state !== "awaiting") throw new Error(JSON.stringify(page));
+    const guardian = serviceAccount("guardian").address;
+    expect(page.view.calls[0]).toMatchObject({
+      kind: "deployment",
+      to: serviceDeployment().managedAccountFactory,
+      functionName: "createAccountWithGuardian",
+      attention: true,
+      summary: `Deploys your managed account (${account.address}), owned by ${owner.address}, with the service (${guardian}) as guardian: it can help recover the account if you lose your key. The project can upgrade the code of its managed accounts`,
+    });
+    const signature = await owner.signMessage({ message: { raw: res.body.userOperationHash } });
+    expect((await call("POST", `/v1/transaction_intents/${res.body.id}/signature`, { key, json: { signature } })).status).toBe(200);
+    expect((await waitForLanding(key, res.body.id)).response.status).toBe(1);
+    const client = clientOf(31337);
+    expect(await client.readContract({ address: account.address, abi: smartAccountAbi, functionName: "owner" })).toBe(owner.address);
+    expect(await client.readContract({ address: account.address, abi: smartAccountAbi, functionName: "isGuardian", args: [guardian] })).toBe(true);
   });
 
   it("deploys the project's beacon first when an upgrade comes before any managed account", async () => {
