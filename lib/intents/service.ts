@@ -258,7 +258,9 @@ export async function createIntent(db: Queryable, ctx: ProjectContext, input: Cr
 export async function createDeploymentIntent(db: Queryable, ctx: ProjectContext, accountId: string, policyId: string): Promise<IntentRow | null> {
   const account = await getAccount(db, ctx, accountId);
   const chain = chainFor(ctx, account.chainId);
-  if (!account.custodial) {
+  // Whether the service holds the signing key now (for a token-bound account: the token's current holder).
+  const sender = await playerSender(db, account);
+  if (!sender.signer) {
     throw badRequest(`Account ${account.id} is not custodial: its owner must sign its deployment. Create a transaction intent for it and sign its userOperationHash.`);
   }
   const sponsor = await loadPolicy(db, ctx, policyId);
@@ -267,7 +269,7 @@ export async function createDeploymentIntent(db: Queryable, ctx: ProjectContext,
   // An intent already deploys it (a first transaction sent just before): that one is the deployment.
   const deploying = await liveDeployer(db, chain.chainId, account.id);
   if (deploying) return deploying;
-  return recordIntent(db, ctx, chain, await playerSender(db, account), {
+  return recordIntent(db, ctx, chain, sender, {
     calls: [],
     ruled: [{ contractId: null, to: account.address as Address, functionName: null, self: true }],
     sponsor,
