@@ -188,6 +188,12 @@ describe("refusals", () => {
     expect(again.message).toContain(first.body.id);
     expect(again.details?.address).toBeDefined();
     expect((await call("POST", "/v1/sessions", { key, json: { ...body, address: newKey() } })).status).toBe(200);
+
+    // Sent at once for a fresh key: one registers, the other is refused, whichever order they reach the database.
+    const racing = { ...body, address: newKey() };
+    const answers = await Promise.all([call("POST", "/v1/sessions", { key, json: racing }), call("POST", "/v1/sessions", { key, form: { ...racing, chainId: "31337" } })]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    expect((await call("GET", "/v1/sessions", { key, query: { player: player.id } })).body.data.filter((s: { address: string }) => s.address === racing.address)).toHaveLength(1);
   }, 60_000);
 
   it("refuses an account type without session keys", async () => {
