@@ -14,14 +14,15 @@ async function status(chain: ChainConfig) {
   const d = serviceDeployment();
   const client = publicClient(chain);
   try {
-    const [factory, paymaster, deposit] = await Promise.all([
-      client.getCode({ address: d.accountFactory }),
-      client.getCode({ address: d.paymaster }),
+    // Every piece: a chain prepared by an older version may lack the ones added since (chain deploy adds them).
+    const [codes, deposit] = await Promise.all([
+      Promise.all(Object.entries(d).map(async ([name, address]) => [name, await client.getCode({ address })] as const)),
       client.readContract({ address: d.entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [d.paymaster] }),
     ]);
-    return { reachable: true, deployed: Boolean(factory && paymaster), paymasterDeposit: formatEther(deposit) };
+    const missing = codes.filter(([, code]) => !code || code === "0x").map(([name]) => name);
+    return { reachable: true, deployed: missing.length === 0, missing, paymasterDeposit: formatEther(deposit) };
   } catch {
-    return { reachable: false, deployed: false, paymasterDeposit: null };
+    return { reachable: false, deployed: false, missing: [], paymasterDeposit: null };
   }
 }
 
@@ -55,11 +56,15 @@ export async function deployChains(chainId?: number) {
 export function describeChains(result: Awaited<ReturnType<typeof listChains>>): string {
   const c = result.contracts;
   return [
-    `EntryPoint ${c.entryPoint}  account factory ${c.accountFactory}  implementation ${c.accountImplementation}  paymaster ${c.paymaster}`,
+    `EntryPoint ${c.entryPoint}  account factory ${c.accountFactory}  implementation ${c.accountImplementation}  paymaster ${c.paymaster}  managed account factory ${c.managedAccountFactory}`,
     ...result.chains.map(
       (ch) =>
         `${ch.chainId}  ${ch.mode}  ${ch.name}  ${ch.rpc}  ${ch.relay}  ` +
-        (ch.reachable ? (ch.deployed ? `contracts deployed, paymaster deposit ${ch.paymasterDeposit}` : "contracts NOT deployed") : "unreachable"),
+        (ch.reachable
+          ? ch.deployed
+            ? `contracts deployed, paymaster deposit ${ch.paymasterDeposit}`
+            : `contracts NOT deployed (missing: ${ch.missing.join(", ")}; npm run cli -- chain deploy --chain ${ch.chainId})`
+          : "unreachable"),
     ),
   ].join("\n");
 }
