@@ -1,16 +1,24 @@
+import Openfort from "@openfort/openfort-node";
 import type { Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
 import { clientOf } from "./chain";
+import { routeServer } from "./sdk-server";
 
 let project: ProjectWithKeys;
 let key: string;
 let policy: { id: string };
+let sdkServer: Awaited<ReturnType<typeof routeServer>>;
 
 const pendingOwner = (address: string) => clientOf(31337).readContract({ address: address as Address, abi: smartAccountAbi, functionName: "pendingOwner" });
+interface PlayersApi {
+  requestTransferAccountOwnership(id: string, body: { policy: string; chainId: number; newOwnerAddress: string }): Promise<{ id: string }>;
+  cancelTransferAccountOwnership(id: string, body: { policy: string; chainId: number }): Promise<{ id: string }>;
+}
+
 const newAddress = () => privateKeyToAccount(generatePrivateKey()).address;
 
 beforeAll(async () => {
@@ -18,7 +26,10 @@ beforeAll(async () => {
   key = project.keys.test.secret;
   ({ body: policy } = await call("POST", "/v1/policies", { key, json: { name: "self", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } }));
   await call("POST", "/v1/policy_rules", { key, json: { policy: policy.id, type: "account_functions" } });
+  sdkServer = await routeServer();
 });
+
+afterAll(() => sdkServer?.close());
 
 describe("ownership transfer by player id", () => {
   it("requests a transfer of the player's account on the chain (JSON), then cancels it (form), both landing", async () => {
@@ -50,6 +61,22 @@ describe("ownership transfer by player id", () => {
 
     const other = await call("POST", `/v1/players/${player}/cancel_transfer_ownership`, { key, json: { policy: policy.id, chainId: 31337, player: "pla_someone_else" } });
     expect(expectError(other, 400).details?.player).toMatchObject({ value: "pla_someone_else" });
+  }, 60_000);
+
+  it("works through the official SDK's PlayersApi (requestTransferAccountOwnership, cancelTransferAccountOwnership)", async () => {
+    const openfort = new Openfort(key, sdkServer.url);
+    // The SDK's players wrapper does not re-export these two; its generated PlayersApi (what it wraps) has them.
+    const players = (openfort.players as unknown as { api: PlayersApi }).api;
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337 } });
+    const newOwner = newAddress();
+    const requested = await players.requestTransferAccountOwnership(account.player.id, { policy: policy.id, chainId: 31337, newOwnerAddress: newOwner });
+    expect(requested).toMatchObject({ id: expect.stringMatching(/^tin_/), account: { id: account.id } });
+    expect((await waitForLanding(key, requested.id)).response.status).toBe(1);
+    expect(await pendingOwner(account.address)).toBe(newOwner);
+    const cancelled = await players.cancelTransferAccountOwnership(account.player.id, { policy: policy.id, chainId: 31337 });
+    expect((await waitForLanding(key, cancelled.id)).response.status).toBe(1);
+    expect(await pendingOwner(account.address)).toBe("0x0000000000000000000000000000000000000000");
+    await expect(players.cancelTransferAccountOwnership(account.player.id, { policy: policy.id, chainId: 31338 })).rejects.toMatchObject({ code: 404 });
   }, 60_000);
 
   it("asks the owner of an owner-held account to sign, like the account endpoint", async () => {

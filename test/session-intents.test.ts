@@ -1,7 +1,8 @@
+import Openfort from "@openfort/openfort-node";
 import { eq } from "drizzle-orm";
 import { encodeFunctionData, parseEther, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
 import { ensureRunner } from "@/inngest/send";
 import { serviceDeployment } from "@/lib/chain/contracts";
@@ -12,10 +13,12 @@ import { deserializeUserOp } from "@/lib/intents/service";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
 import { clientOf } from "./chain";
+import { routeServer } from "./sdk-server";
 
 let project: ProjectWithKeys;
 let key: string;
 let policy: { id: string };
+let sdkServer: Awaited<ReturnType<typeof routeServer>>;
 
 const client = () => clientOf(31337);
 const newAddress = () => privateKeyToAccount(generatePrivateKey()).address;
@@ -108,7 +111,10 @@ beforeAll(async () => {
   key = project.keys.test.secret;
   ({ body: policy } = await call("POST", "/v1/policies", { key, json: { name: "self calls", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } }));
   await call("POST", "/v1/policy_rules", { key, json: { policy: policy.id, type: "account_functions" } });
+  sdkServer = await routeServer();
 });
+
+afterAll(() => sdkServer?.close());
 
 describe("intents signed by a session key", () => {
   it("on a custodial account: created with `session` they wait for the key's signature (JSON and form), then land and use the key", async () => {
@@ -157,13 +163,20 @@ describe("intents signed by a session key", () => {
     expect((await submit(withSession.body.id, await signHash(r.sessionKey, withSession.body))).status).toBe(200);
     expect((await waitForLanding(key, withSession.body.id)).response.status).toBe(1);
 
+    // The official SDK's transactionIntents.signature, unchanged, with the key's signature.
+    const viaSdk = await intentTo(r, [target]);
+    const openfort = new Openfort(key, sdkServer.url);
+    const sdkSigned = await openfort.transactionIntents.signature({ id: viaSdk.body.id, signature: await signHash(r.sessionKey, viaSdk.body) });
+    expect(sdkSigned.id).toBe(viaSdk.body.id);
+    expect((await waitForLanding(key, viaSdk.body.id)).response.status).toBe(1);
+
     const byOwner = await intentTo(r, [target]);
     expect((await submit(byOwner.body.id, await signHash(owner, byOwner.body))).status).toBe(200);
     expect((await waitForLanding(key, byOwner.body.id)).response.status).toBe(1);
     expect((await storedIntent(byOwner.body.id)).sessionId).toBeNull();
 
-    expect(await client().getBalance({ address: target })).toBe(3n);
-    expect((await sessionKeyOf(r.account.address, r.sessionKey.address))[3]).toBe(2);
+    expect(await client().getBalance({ address: target })).toBe(4n);
+    expect((await sessionKeyOf(r.account.address, r.sessionKey.address))[3]).toBe(3);
   }, 90_000);
 });
 
