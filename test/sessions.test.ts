@@ -127,6 +127,19 @@ describe("registering a session key", () => {
     expectError(await call("POST", `/v1/sessions/${res.body.id}/signature`, { key, json: { signature: await owner.signMessage({ message: { raw: hash } }) } }), 409);
   }, 60_000);
 
+  it("with an Idempotency-Key, a repeated registration answers the same session (landed, when optimistic) and records nothing new", async () => {
+    const player = await newPlayer();
+    const now = await chainTime();
+    const body = { address: newKey(), chainId: 31337, player: player.id, validAfter: now, validUntil: now + 600, policy: policy.id, optimistic: true };
+    const headers = { "Idempotency-Key": `session-${player.id}` };
+    const first = await call("POST", "/v1/sessions", { key, json: body, headers });
+    expect(first.body.isActive, JSON.stringify(first.body)).toBe(true);
+    const replay = await call("POST", "/v1/sessions", { key, json: body, headers });
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body).toEqual(first.body);
+    expect((await call("GET", "/v1/sessions", { key, query: { player: player.id } })).body.total).toBe(1);
+  }, 60_000);
+
   it("without a policy the account pays, and without a limit the key has no use limit (2^48-1 on chain)", async () => {
     const player = await newPlayer();
     const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, player: player.id } });
