@@ -209,10 +209,17 @@ describe("refusals", () => {
     expect((await call("GET", "/v1/sessions", { key, query: { player: player.id } })).body.data.filter((s: { address: string }) => s.address === racing.address)).toHaveLength(1);
   }, 60_000);
 
-  it("refuses an account type without session keys", async () => {
+  it("registers on a managed account, and refuses an account type without session keys", async () => {
+    const now = await chainTime();
+    const managedPlayer = await newPlayer();
+    const managed = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, player: managedPlayer.id, accountType: "ManagedV5" } });
+    expect(managed.status, JSON.stringify(managed.body)).toBe(200);
+    const onManaged = await call("POST", "/v1/sessions", { key, json: { address: newKey(), chainId: 31337, player: managedPlayer.id, validAfter: now, validUntil: now + 600, policy: policy.id, optimistic: true } });
+    expect(onManaged.body, JSON.stringify(onManaged.body)).toMatchObject({ account: { id: managed.body.id }, isActive: true });
+
     const player = await newPlayer();
     const db = await getDb();
-    // An account row of a type that has no session keys (the type table decides, not the name).
+    // A token-bound account follows its token's holder and has no session keys: its row as the type table describes it.
     await db.insert(accounts).values({
       id: newId("account"),
       projectId: project.id,
@@ -222,13 +229,12 @@ describe("refusals", () => {
       address: newKey(),
       ownerAddress: newKey(),
       custodial: false,
-      accountType: "NoSessionsV1",
+      accountType: "ERC6551V1",
       salt: accountSalt(player.id),
     });
-    const now = await chainTime();
     const error = expectError(await call("POST", "/v1/sessions", { key, json: { address: newKey(), chainId: 31337, player: player.id, validAfter: now, validUntil: now + 600 } }), 400);
-    expect(error.message).toMatch(/no session keys/);
-  });
+    expect(error.message).toMatch(/ERC6551V1, which has no session keys/);
+  }, 60_000);
 
   it("X-Behalf-Of-Project must be the key's own project (header or query); another project's sessions are not found", async () => {
     const player = await newPlayer();
