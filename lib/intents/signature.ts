@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { isAddressEqual, recoverMessageAddress, type Address, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
+import { accountTypeInfo } from "@/lib/accounts/types";
 import { findChain } from "@/lib/chain/registry";
 import { simulateHandleOp, UserOperationRejectedError } from "@/lib/chain/userop";
 import type { Queryable } from "@/lib/db/client";
@@ -31,16 +32,18 @@ export async function submitSignature(db: Queryable, ctx: ProjectContext, id: st
   }
   const op = { ...intent.userOperation, signature };
   if (isAddressEqual(signer, owner)) return markSigned(db, intent, op, intent.sessionId);
+  const notASigner = (why: string) =>
+    badRequest(`The signature recovers to ${signer}, which is neither the owner ${owner} nor a session key of account ${account.id} (${why}). Sign the userOperationHash (personal_sign of its 32 bytes).`, {
+      signature: { value: signature, message: `signed by ${signer}` },
+    });
+  const sessions: boolean = accountTypeInfo(account.accountType)?.sessions ?? true;
+  if (!sessions) throw notASigner(`a ${account.accountType} account has no session keys`);
   const chain = findChain(account.chainId);
   if (!chain) throw badRequest(`Chain ${account.chainId} of account ${account.id} is not configured any more.`);
   return db.transaction(async (tx) => {
     await lockSessionKey(tx, account.id, signer);
     const refused = await sessionKeyRefusal(tx, { chain, account: { id: account.id, address: account.address as Address }, key: signer, op: intent.userOperation as { callData: Hex; initCode: Hex } });
-    if (refused?.unknownKey) {
-      throw badRequest(`The signature recovers to ${signer}, which is neither the owner ${owner} nor a session key of account ${account.id} (${refused.why}). Sign the userOperationHash (personal_sign of its 32 bytes).`, {
-        signature: { value: signature, message: `signed by ${signer}` },
-      });
-    }
+    if (refused?.unknownKey) throw notASigner(refused.why);
     if (refused) throw badRequest(`The session key's signature cannot be used: ${refused.why}.`, { signature: { value: signature, message: refused.why } });
     try {
       await simulateHandleOp(chain, deserializeUserOp(op));
