@@ -186,6 +186,55 @@ describe("ManagedV5 accounts", () => {
     expect(await client.readContract({ address: account.address, abi: smartAccountAbi, functionName: "isGuardian", args: [guardian] })).toBe(true);
   });
 
+  it("sign_payload before deployment: the ERC-6492 wrapper deploys beacon and account in the verifier's simulation", async () => {
+    // A project whose beacon is not deployed on 31338 either: the wrapper's factory call must bring both.
+    const fresh = await newProject("managed 6492");
+    const { body: account } = await call("POST", "/v1/accounts", { key: fresh.keys.test.secret, json: { chainId: 31338, accountType: "ManagedV5" } });
+    expect(account.accountType).toBe("Managed_v06");
+    const typed = {
+      domain: { name: "Game", version: "1", chainId: 31338 },
+      types: { Score: [{ name: "points", type: "uint256" }] },
+      primaryType: "Score",
+      value: { points: "42" },
+    };
+    const res = await call("POST", `/v1/accounts/${account.id}/sign_payload`, { key: fresh.keys.test.secret, json: typed });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const client = clientOf(31338);
+    const valid = await client.verifyTypedData({ address: account.address, domain: typed.domain, types: typed.types, primaryType: "Score", message: { points: 42n }, signature: res.body.signature });
+    expect(valid).toBe(true);
+    expect(await client.getCode({ address: account.address })).toBeUndefined();
+    expect(await client.getCode({ address: managedBeaconAddress(fresh.id) })).toBeUndefined();
+  });
+
+  it("take session keys and player-level ownership requests like any SmartAccount, and keep them across the project's upgrade", async () => {
+    const own = await newProject("managed sessions");
+    const k = own.keys.test.secret;
+    const selfCalls = (await call("POST", "/v1/policies", { key: k, json: { name: "self calls", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } })).body;
+    await call("POST", "/v1/policy_rules", { key: k, json: { policy: selfCalls.id, type: "account_functions" } });
+    const { body: account } = await call("POST", "/v1/accounts", { key: k, form: { chainId: "31337", accountType: "ManagedV5" } });
+    const player = account.player.id as string;
+    const sessionKey = privateKeyToAccount(generatePrivateKey()).address;
+    const now = Number((await clientOf(31337).getBlock()).timestamp);
+    const session = await call("POST", "/v1/sessions", { key: k, json: { address: sessionKey, chainId: 31337, player, validAfter: 0, validUntil: now + 3600, limit: 5, policy: selfCalls.id } });
+    expect(session.status, JSON.stringify(session.body)).toBe(200);
+    expect(session.body.account.id).toBe(account.id);
+    expect((await waitForLanding(k, session.body.transactionIntents[0].id)).response.status).toBe(1);
+    const newOwner = privateKeyToAccount(generatePrivateKey()).address;
+    const requested = await call("POST", `/v1/players/${player}/request_transfer_ownership`, { key: k, json: { policy: selfCalls.id, chainId: 31337, newOwnerAddress: newOwner } });
+    expect(requested.status, JSON.stringify(requested.body)).toBe(200);
+    expect((await waitForLanding(k, requested.body.id)).response.status).toBe(1);
+
+    const read = <F extends "getSessionKey" | "pendingOwner" | "owner">(functionName: F, args?: readonly unknown[]) =>
+      clientOf(31337).readContract({ address: account.address, abi: smartAccountAbi, functionName, args } as never) as Promise<unknown>;
+    const before = [await read("getSessionKey", [sessionKey]), await read("pendingOwner"), await read("owner")];
+    expect((before[0] as unknown[])[4]).toBe(true);
+    expect(before[1]).toBe(newOwner);
+    await upgradeManagedAccounts({ projectId: own.id, livemode: false }, 31337, v2);
+    expect(await versionOf(account.address)).toBe(2);
+    expect([await read("getSessionKey", [sessionKey]), await read("pendingOwner"), await read("owner")]).toEqual(before);
+    expect((await call("GET", `/v1/sessions/${session.body.id}`, { key: k })).body.isActive).toBe(true);
+  });
+
   it("deploys the project's beacon first when an upgrade comes before any managed account", async () => {
     const fresh = await newProject("fresh managed");
     const beacon = managedBeaconAddress(fresh.id);
