@@ -37,7 +37,7 @@ export async function submitSignature(db: Queryable, ctx: ProjectContext, id: st
       signature: { value: signature, message: `signed by ${signer}` },
     });
   const sessions: boolean = accountTypeInfo(account.accountType)?.sessions ?? true;
-  if (!sessions) throw notASigner(`a ${account.accountType} account has no session keys`);
+  if (!sessions) throw notASigner(`${account.accountType} accounts have no session keys`);
   const chain = findChain(account.chainId);
   if (!chain) throw badRequest(`Chain ${account.chainId} of account ${account.id} is not configured any more.`);
   return db.transaction(async (tx) => {
