@@ -258,6 +258,50 @@ describe("refused before anything is sent, and by the chain as well", () => {
     expect((await waitForLanding(key, second.id)).response.status).toBe(1);
   }, 90_000);
 
+  it("two signatures racing for a key's last use: one is taken, the other refused", async () => {
+    const r = await registered({ owner: privateKeyToAccount(generatePrivateKey()), limit: 1 });
+    const target = newAddress();
+    const intents = [(await intentTo(r, [target])).body, (await intentTo(r, [target])).body];
+    const signatures = await Promise.all(intents.map((i) => signHash(r.sessionKey, i)));
+    const runner = (await ensureRunner())!;
+    await runner.stop();
+    let answers;
+    try {
+      answers = await Promise.all(intents.map((i, k) => submit(i.id, signatures[k]!)));
+    } finally {
+      await runner.start();
+    }
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    expect(answers.find((a) => a.status === 400)!.body.error.message).toMatch(/no uses left/);
+    expect((await waitForLanding(key, answers.find((a) => a.status === 200)!.body.id)).response.status).toBe(1);
+    expect(await client().getBalance({ address: target })).toBe(1n);
+  }, 90_000);
+
+  it("an op the key signed that the chain refuses when sent (the key expired meanwhile) fails: the service's owner key does not sign it again", async () => {
+    const now = await chainTime();
+    const r = await registered({ validUntil: now + 300 });
+    const target = newAddress();
+    const created = (await intentTo(r, [target], { session: true })).body;
+    const runner = (await ensureRunner())!;
+    await runner.stop();
+    try {
+      expect((await submit(created.id, await signHash(r.sessionKey, created))).status).toBe(200);
+      await moveChainTime(400);
+    } finally {
+      await runner.start();
+    }
+    const deadline = Date.now() + 30_000;
+    let row = await storedIntent(created.id);
+    while (row.status === "pending" || row.status === "broadcast") {
+      if (Date.now() > deadline) throw new Error(`intent ${created.id} still ${row.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      row = await storedIntent(created.id);
+    }
+    expect(row).toMatchObject({ status: "failed", error: expect.stringMatching(/AA22/) });
+    expect(row.userOperationHash).toBe(created.userOperationHash);
+    expect(await client().getBalance({ address: target })).toBe(0n);
+  }, 90_000);
+
   it("a revoked key: 400, and the EntryPoint refuses it (AA24)", async () => {
     const r = await registered({ owner: privateKeyToAccount(generatePrivateKey()) });
     const target = newAddress();
