@@ -1,9 +1,11 @@
 import { parseArgs } from "node:util";
+import { getAddress, isAddress } from "viem";
 import { dataDir } from "@/lib/config";
 import { upgradeManagedAccounts, type ManagedUpgrade } from "@/lib/accounts/managed";
 import { findChain } from "@/lib/chain/registry";
 import { deployChains, describeChains, listChains } from "./chains";
 import { describeUpgrade, projectToUpgrade } from "./managed";
+import { describeMint, mintTestNft } from "./nft";
 import { describeRotation, rotateMaster } from "./keys";
 import { closeDb, EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
 import { embeddedOwner } from "@/lib/db/embedded";
@@ -22,6 +24,8 @@ const usage = `Usage:
   npm run cli -- accounts upgrade-managed --chain CHAIN_ID --implementation 0x… [--project PROJECT_ID] [--json]
       points the project's beacon on that chain at a new account implementation: every ManagedV5 account
       of the project runs it from then on (--project is needed when there is more than one project)
+  npm run cli -- dev mint-nft --chain CHAIN_ID --to 0x… [--token-id N] [--json]
+      mints a TestNFT to an address on a local chain (deploying TestNFT once), to try ERC6551V1 token-bound accounts
 
 Works on DATABASE_URL, or on the embedded database in .data/ (through the server while it runs).
 Use "npm run -s cli -- ..." to get bare JSON on stdout.`;
@@ -107,6 +111,8 @@ async function main(argv: string[]) {
       mode: { type: "string" },
       chain: { type: "string" },
       implementation: { type: "string" },
+      to: { type: "string" },
+      "token-id": { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -134,6 +140,16 @@ async function main(argv: string[]) {
     const project = projectToUpgrade((await execute({ command: "project.list" })) as Parameters<typeof projectToUpgrade>[0], values.project);
     const result: ManagedUpgrade = await upgradeManagedAccounts({ projectId: project.id, livemode: chain.livemode }, chain.chainId, values.implementation);
     console.log(values.json ? JSON.stringify(result, null, 2) : describeUpgrade(project, result));
+    return;
+  }
+  if (verb === "dev mint-nft") {
+    if (values.chain === undefined || !/^\d+$/.test(values.chain)) throw new UsageError("dev mint-nft needs --chain CHAIN_ID");
+    if (!values.to || !isAddress(values.to, { strict: false })) throw new UsageError("dev mint-nft needs --to 0x… (the address that will hold the token)");
+    if (values["token-id"] !== undefined && !/^\d{1,78}$/.test(values["token-id"])) throw new UsageError("--token-id must be a non-negative integer");
+    const chain = findChain(Number(values.chain));
+    if (!chain) throw new Error(`No configured chain ${values.chain}; see npm run cli -- chain list`);
+    const minted = await mintTestNft(chain, getAddress(values.to), values["token-id"] === undefined ? undefined : BigInt(values["token-id"]));
+    console.log(values.json ? JSON.stringify(minted, null, 2) : describeMint(minted));
     return;
   }
   if (verb === "keys rotate-master") {
