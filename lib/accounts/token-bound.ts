@@ -4,7 +4,7 @@ import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { tokenBindingOf, tokenHolder } from "@/lib/chain/token-bound";
 import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
-import { badRequest } from "@/lib/http/errors";
+import { ApiError, badRequest } from "@/lib/http/errors";
 import { findOwnerKey, type OwnerKeyRow } from "@/lib/keys/custodial";
 import type { ProjectContext } from "@/lib/projects/service";
 
@@ -83,7 +83,7 @@ async function supportsErc721(chain: ChainConfig, address: Address): Promise<boo
   try {
     return await onChain(chain, () => publicClient(chain).readContract({ address, abi: erc165Abi, functionName: "supportsInterface", args: [ERC721_INTERFACE_ID] }));
   } catch (err) {
-    if ((err as { status?: number }).status === 502) throw err;
+    if (err instanceof ApiError) throw err; // the node did not answer (502)
     // Reverts or answers nothing: no ERC-165, so not an ERC-721 we can trust.
     return false;
   }
