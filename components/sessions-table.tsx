@@ -17,6 +17,7 @@ const STATUS: Record<SessionStatus, { label: string; tone: "green" | "red" | "am
   expired: { label: "expired", tone: "gray" },
   used_up: { label: "used up", tone: "gray" },
   revoked: { label: "revoked", tone: "gray" },
+  unknown: { label: "chain unreachable", tone: "amber" },
 };
 
 const short = (address: string) => `${address.slice(0, 8)}…${address.slice(-6)}`;

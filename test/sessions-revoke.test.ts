@@ -1,10 +1,12 @@
+import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { toHex, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { beforeAll, describe, expect, it } from "vitest";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { getDb } from "@/lib/db/client";
-import { transactionIntents } from "@/lib/db/schema";
+import { sessions, transactionIntents } from "@/lib/db/schema";
+import { newId } from "@/lib/ids";
 import { runOperation } from "@/lib/dashboard/operations";
 import { sessionItems } from "@/lib/dashboard/sessions";
 import type { ProjectWithKeys } from "@/lib/projects/service";
@@ -213,4 +215,31 @@ describe("the dashboard's sessions", () => {
       ["revoked", false],
     ]);
   }, 90_000);
+
+  it("shows a session whose chain does not answer as unknown, where the API answers 502", async () => {
+    const key = project.keys.test.secret;
+    const ctx = { projectId: project.id, livemode: false };
+    process.env.CHAIN_31999_RPC_URL = "http://127.0.0.1:9/";
+    process.env.CHAIN_31999_LIVE = "false";
+    try {
+      const { body: player } = await call("POST", "/v1/players", { key, json: {} });
+      const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31999, player: player.id } });
+      // A session registered there earlier, as the relay left it (the node is down now).
+      const db = await getDb();
+      const sessionId = newId("session");
+      const intentId = newId("transactionIntent");
+      await db.insert(transactionIntents).values({
+        id: intentId, ...ctx, chainId: 31999, playerId: player.id, accountId: account.id, status: "successful", sponsored: false, sessionId,
+        interactions: [], userOperation: {}, userOperationHash: `0x${randomBytes(32).toString("hex")}`, maxCost: "1",
+      });
+      await db.insert(sessions).values({ id: sessionId, ...ctx, playerId: player.id, accountId: account.id, chainId: 31999, address: newKey(), validAfter: 0, validUntil: 2 ** 40, limit: 3, registrationIntentId: intentId });
+
+      expectError(await call("GET", `/v1/sessions/${sessionId}`, { key }), 502);
+      const { items } = await sessionItems(db, ctx, { player: player.id, skip: 0 });
+      expect(items.map((s) => [s.id, s.status, s.revocable])).toEqual([[sessionId, "unknown", false]]);
+    } finally {
+      delete process.env.CHAIN_31999_RPC_URL;
+      delete process.env.CHAIN_31999_LIVE;
+    }
+  });
 });

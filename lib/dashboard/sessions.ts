@@ -28,7 +28,8 @@ export const SESSIONS_PAGE = 10;
 /** One page of a player's (or one account's) sessions, newest first, with their state on chain. */
 export async function sessionItems(db: Queryable, ctx: ProjectContext, filter: { player: string; account?: string; skip: number }): Promise<{ items: SessionItem[]; total: number }> {
   const { rows, total } = await listSessions(db, ctx, { player: filter.player, account: filter.account, limit: SESSIONS_PAGE, skip: filter.skip });
-  const states = await sessionStates(db, rows);
+  // A chain whose node is down leaves its sessions `unknown` rather than the page unanswered.
+  const states = await sessionStates(db, rows, { tolerant: true });
   const items = rows.map((row): SessionItem => {
     const state = states.get(row.id)!;
     return {
@@ -44,7 +45,7 @@ export async function sessionItems(db: Queryable, ctx: ProjectContext, filter: {
       whitelist: row.whitelist,
       status: state.status,
       registrationIntentId: state.registration?.id ?? row.registrationIntentId,
-      revocable: state.live && state.status !== "registering" && state.status !== "revoking",
+      revocable: state.live && state.status !== "registering" && state.status !== "revoking" && state.status !== "unknown",
     };
   });
   return { items, total };

@@ -2,13 +2,15 @@ import { asc, inArray } from "drizzle-orm";
 import type { Address } from "viem";
 import { findChain } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
+import { ApiError } from "@/lib/http/errors";
 import { accounts, sessions, transactionIntents } from "@/lib/db/schema";
 import type { IntentRow } from "@/lib/intents/service";
 import { chainNow, readKey, type OnChainKey } from "./chain";
 
 type SessionRow = typeof sessions.$inferSelect;
 
-export type SessionStatus = "awaiting_signature" | "registering" | "failed" | "not_yet_valid" | "active" | "revoking" | "expired" | "used_up" | "revoked";
+/** `unknown`: registered, but its chain did not answer (the dashboard's tolerant reading only). */
+export type SessionStatus = "awaiting_signature" | "registering" | "failed" | "not_yet_valid" | "active" | "revoking" | "expired" | "used_up" | "revoked" | "unknown";
 
 export interface SessionState {
   status: SessionStatus;
@@ -24,14 +26,18 @@ export interface SessionState {
   awaiting: IntentRow | null;
 }
 
+/** A chain read the node did not answer (tolerant reading). */
+const UNREACHABLE = Symbol("unreachable");
+
 const inFlight = (intent: IntentRow | null) => intent?.status === "pending" || intent?.status === "broadcast";
 
 /**
  * Where each session stands. The chain is the truth once the registration landed: the account's `getSessionKey`
  * (revoked, or retired by an owner change: not active) and its latest block's time against the window. Only
- * sessions that could be active are read from the chain, all at once.
+ * sessions that could be active are read from the chain, all at once. A node that does not answer is a 502, or,
+ * with `tolerant` (a dashboard page that must still show), the status `unknown` for the sessions it decides.
  */
-export async function sessionStates(db: Queryable, rows: SessionRow[]): Promise<Map<string, SessionState>> {
+export async function sessionStates(db: Queryable, rows: SessionRow[], options: { tolerant?: boolean } = {}): Promise<Map<string, SessionState>> {
   const out = new Map<string, SessionState>();
   if (rows.length === 0) return out;
   const intents = await intentsOf(db, rows);
@@ -43,13 +49,21 @@ export async function sessionStates(db: Queryable, rows: SessionRow[]): Promise<
     ask.length ? (await db.select({ id: accounts.id, address: accounts.address }).from(accounts).where(inArray(accounts.id, [...new Set(ask.map((r) => r.accountId))]))).map((a) => [a.id, a.address as Address]) : [],
   );
   const chainIds = [...new Set(rows.map((r) => r.chainId))].filter((id) => findChain(id));
+  const read = async <T>(fn: () => Promise<T>): Promise<T | typeof UNREACHABLE> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (options.tolerant && err instanceof ApiError && err.status === 502) return UNREACHABLE;
+      throw err;
+    }
+  };
   const [nows, keys] = await Promise.all([
-    Promise.all(chainIds.map(async (id) => [id, await chainNow(findChain(id)!)] as const)).then((pairs) => new Map(pairs)),
+    Promise.all(chainIds.map(async (id) => [id, await read(() => chainNow(findChain(id)!))] as const)).then((pairs) => new Map(pairs)),
     Promise.all(
       ask.map(async (row) => {
         const chain = findChain(row.chainId);
         const address = addresses.get(row.accountId);
-        return [row.id, chain && address ? await readKey(chain, address, row.address as Address) : null] as const;
+        return [row.id, chain && address ? await read(() => readKey(chain, address, row.address as Address)) : null] as const;
       }),
     ).then((pairs) => new Map(pairs)),
   ]);
@@ -63,8 +77,16 @@ export async function sessionStates(db: Queryable, rows: SessionRow[]): Promise<
   return out;
 }
 
-function stateOf(row: SessionRow, base: Omit<SessionState, "status" | "isActive" | "live">, key: OnChainKey | null, now: number | undefined): SessionState {
+
+function stateOf(
+  row: SessionRow,
+  base: Omit<SessionState, "status" | "isActive" | "live">,
+  read: OnChainKey | null | typeof UNREACHABLE,
+  clock: number | undefined | typeof UNREACHABLE,
+): SessionState {
   const { registration, revocation } = base;
+  const key = read === UNREACHABLE ? null : read;
+  const now = clock === UNREACHABLE ? undefined : clock;
   const ended = (status: SessionStatus): SessionState => ({ ...base, used: key?.used ?? null, status, isActive: false, live: false });
   if (registration?.status === "failed" || registration?.status === "cancelled") return ended(row.revokedAt ? "revoked" : "failed");
   if (revocation?.status === "successful") return ended("revoked");
@@ -72,6 +94,8 @@ function stateOf(row: SessionRow, base: Omit<SessionState, "status" | "isActive"
   if (row.revokedAt) return ended(now !== undefined && row.validUntil <= now ? "expired" : "revoked");
   if (!registration || inFlight(registration)) return { ...base, status: "registering", isActive: false, live: true };
   if (registration.status === "awaiting_signature") return { ...base, status: "awaiting_signature", isActive: false, live: true };
+  // Not known either way: counted live, so nothing takes its key meanwhile.
+  if (read === UNREACHABLE || clock === UNREACHABLE) return { ...base, status: "unknown", isActive: false, live: true };
   if (!key || now === undefined || !key.active) return ended("revoked");
   if (now >= key.validUntil) return ended("expired");
   if (key.used >= key.limit) return ended("used_up");
