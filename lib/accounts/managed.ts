@@ -48,11 +48,6 @@ const hasCode = async (chain: ChainConfig, address: Address) => {
   return code !== undefined && code !== "0x";
 };
 
-/** The beacon's implementation, or (before it is deployed) the one it will start with. */
-async function currentImplementation(chain: ChainConfig, beacon: Address, deployed: boolean): Promise<Address> {
-  if (!deployed) return (await requireDeployment(chain)).accountImplementation;
-  return publicClient(chain).readContract({ address: beacon, abi: managedBeaconAbi, functionName: "implementation" });
-}
 
 /** The project's beacon on each chain of its mode, for the dashboard. */
 export async function managedBeacons(db: Queryable, ctx: ProjectContext): Promise<(ManagedBeaconStatus | { chainId: number; chainName: string; error: string })[]> {
@@ -68,7 +63,10 @@ export async function managedBeacons(db: Queryable, ctx: ProjectContext): Promis
       try {
         const deployment = await requireDeployment(chain);
         const deployed = await onChain(chain, () => hasCode(chain, beacon));
-        const implementation = await onChain(chain, () => currentImplementation(chain, beacon, deployed));
+        // Before its deployment, the implementation the beacon will start with.
+        const implementation = deployed
+          ? await onChain(chain, () => publicClient(chain).readContract({ address: beacon, abi: managedBeaconAbi, functionName: "implementation" }))
+          : deployment.accountImplementation;
         return {
           chainId: chain.chainId,
           chainName: chain.name,
@@ -85,6 +83,9 @@ export async function managedBeacons(db: Queryable, ctx: ProjectContext): Promis
     }),
   );
 }
+
+/** What a UUPS implementation's proxiableUUID() answers (ERC-1822 / ERC-1967). */
+const ERC1967_IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc";
 
 const refuse = (implementation: string, message: string) =>
   badRequest(message, { implementation: { value: implementation, message } });
@@ -107,10 +108,10 @@ async function checkImplementation(chain: ChainConfig, implementation: Address) 
     );
   }
   const uuid = await client.readContract({ address: implementation, abi: smartAccountAbi, functionName: "proxiableUUID" }).catch(() => null);
-  if (uuid === null) {
+  if (uuid === null || uuid !== ERC1967_IMPLEMENTATION_SLOT) {
     throw refuse(
       implementation,
-      `implementation ${implementation} does not answer proxiableUUID() itself: it is a proxy (an account's address?) or not a UUPS account implementation; give the implementation contract's address.`,
+      `implementation ${implementation} does not answer proxiableUUID() with the ERC-1967 implementation slot itself: it is a proxy (an account's address?) or not a UUPS account implementation; give the implementation contract's address.`,
     );
   }
 }
