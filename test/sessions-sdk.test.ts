@@ -1,40 +1,23 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import Openfort from "@openfort/openfort-node";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, newProject } from "./api";
 import { clientOf } from "./chain";
+import { routeServer } from "./sdk-server";
 
-/**
- * The official SDK, unchanged, against the real route handlers: a plain HTTP server hands each request to them as
- * test/api.ts does (a production server is what server.test.ts starts; this keeps the sessions' SDK check cheap).
- */
-let server: http.Server;
+/** The official SDK, unchanged, against the real route handlers (test/sdk-server.ts). */
+let server: Awaited<ReturnType<typeof routeServer>>;
 let baseUrl: string;
 let project: ProjectWithKeys;
 
 beforeAll(async () => {
   project = await newProject("sessions sdk");
-  server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([, v]) => typeof v === "string")) as Record<string, string>;
-    const body = Buffer.concat(chunks).toString("utf8");
-    const answer = await call(req.method ?? "GET", `${url.pathname}${url.search}`, {
-      headers,
-      ...(body ? { raw: { body, contentType: headers["content-type"] ?? "application/json" } } : {}),
-    });
-    res.writeHead(answer.status, { "content-type": "application/json" });
-    res.end(JSON.stringify(answer.body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await routeServer();
+  baseUrl = server.url;
 });
 
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server.close());
 
 describe("the official SDK's sessions", () => {
   it("creates (custodial and owner-held), signs, lists, gets and revokes sessions", async () => {
