@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { isAddressEqual, recoverMessageAddress, type Address, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
+import { signingOwner } from "@/lib/accounts/token-bound";
 import { accountTypeInfo } from "@/lib/accounts/types";
 import { findChain } from "@/lib/chain/registry";
 import { simulateHandleOp, UserOperationRejectedError } from "@/lib/chain/userop";
@@ -22,8 +23,8 @@ export async function submitSignature(db: Queryable, ctx: ProjectContext, id: st
     throw new ApiError(409, "invalid_request_error", `Transaction intent ${id} is not awaiting a signature (it is ${intent.status}).`);
   }
   const account = await getAccount(db, ctx, intent.accountId);
-  // Who may sign as the owner (H4: the current token holder for token-bound accounts).
-  const owner = account.ownerAddress as Address;
+  // Who may sign as the owner: for a token-bound account, whoever holds its token now.
+  const owner = await signingOwner(account);
   let signer: Address;
   try {
     signer = await recoverMessageAddress({ message: { raw: intent.userOperationHash as Hex }, signature });
