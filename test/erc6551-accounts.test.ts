@@ -1,5 +1,3 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import Openfort from "@openfort/openfort-node";
 import { getAddress, hashTypedData, maxUint256, parseEther, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
@@ -15,6 +13,7 @@ import type { ProjectWithKeys } from "@/lib/projects/service";
 import { openSigningLink } from "@/lib/signing/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
 import { chainOf, clientOf, fundedWallet, mined } from "./chain";
+import { routeServer } from "./sdk-server";
 
 const CHAIN = 31337;
 let project: ProjectWithKeys;
@@ -142,7 +141,7 @@ describe("ERC6551V1 accounts", () => {
     const synced = await call("POST", `/v1/accounts/${account.id}/sync`, { key });
     expect(synced.body).toMatchObject({ ownerAddress: b.address, deployed: true, custodial: false });
     // Not custodial: the holder signs its payloads.
-    expect(expectError(await call("POST", `/v1/accounts/${account.id}/sign_payload`, { key, json: typedData(account.address) }), 400).message).toContain(b.address);
+    expect(expectError(await call("POST", `/v1/accounts/${account.id}/sign_payload`, { key, json: TYPED }), 400).message).toContain(b.address);
   }, 90_000);
 
   it("is custodial while the player's key holds the token (form body, con_ id): the service signs intents and payloads", async () => {
@@ -159,7 +158,7 @@ describe("ERC6551V1 accounts", () => {
     expect(account).toMatchObject({ accountType: "ERC6551_v06", ownerAddress: playerKey.address, custodial: true, tokenContract: getAddress(nft), tokenId: String(tokenId) });
 
     // Before deployment the payload signature is ERC-6492-wrapped with the registry call; verifiers accept it.
-    const payload = typedData(account.address);
+    const payload = TYPED;
     const signed = await call("POST", `/v1/accounts/${account.id}/sign_payload`, { key, json: payload });
     expect(signed.status, JSON.stringify(signed.body)).toBe(200);
     expect(await client().verifyTypedData({ address: account.address, ...viemTypedData(payload), signature: signed.body.signature })).toBe(true);
@@ -224,18 +223,9 @@ describe("ERC6551V1 accounts", () => {
   });
 
   it("are created by the official SDK unchanged", async () => {
-    const server = http.createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([, v]) => typeof v === "string")) as Record<string, string>;
-      const body = Buffer.concat(chunks).toString("utf8");
-      const answer = await call(req.method ?? "GET", req.url ?? "/", { headers, ...(body ? { raw: { body, contentType: headers["content-type"] ?? "application/json" } } : {}) });
-      res.writeHead(answer.status, { "content-type": "application/json" });
-      res.end(JSON.stringify(answer.body));
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const server = await routeServer();
     try {
-      const openfort = new Openfort(key, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      const openfort = new Openfort(key, server.url);
       const holder = randomKey();
       const tokenId = await mintTo(holder.address);
       const account = await openfort.accounts.create({ chainId: CHAIN, accountType: "ERC6551V1", tokenContract: nft, tokenId: Number(tokenId) });
@@ -243,7 +233,7 @@ describe("ERC6551V1 accounts", () => {
       // The SDK's model keeps only the fields it knows (tokenContract/tokenId are ours): the API's answer has them.
       expect((await call("GET", `/v1/accounts/${account.id}`, { key })).body).toMatchObject({ tokenContract: getAddress(nft), tokenId: String(tokenId) });
     } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     }
   });
 
@@ -293,6 +283,7 @@ describe("ERC6551V1 accounts", () => {
   });
 });
 
+/** EIP-712 data the tests have the service sign for an account. */
 const TYPED = {
   domain: { name: "Game", version: "1", chainId: CHAIN },
   types: { Score: [{ name: "points", type: "uint256" }] },
@@ -300,8 +291,8 @@ const TYPED = {
   value: { points: "42" },
 } as const;
 
-const typedData = (_account: Address) => ({ ...TYPED });
-const viemTypedData = (payload: ReturnType<typeof typedData>) => ({
+/** The same typed data as viem takes it (the API's `value` is viem's `message`). */
+const viemTypedData = (payload: typeof TYPED) => ({
   domain: payload.domain,
   types: payload.types,
   primaryType: payload.primaryType,
