@@ -1,0 +1,98 @@
+import type { Browser, Page } from "@playwright/test";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { Hex } from "viem";
+import { api, baseUrl, expect, injectWallet, newPage, rpc, screenshot, signUp, test } from "./fixtures";
+
+test.describe.configure({ mode: "serial" });
+
+const stamp = Date.now();
+const dana = { name: "Dana Developer", email: `dana-${stamp}@example.com`, password: "a session keys passphrase", organization: "Dana Games" };
+
+const state = { base: "", secret: "", policyId: "" };
+const pages: { page: Page; errors: string[] }[] = [];
+
+async function openPage(browser: Browser, walletKey?: Hex) {
+  const opened = await newPage(browser);
+  if (walletKey) await injectWallet(opened.page, walletKey);
+  pages.push(opened);
+  return opened;
+}
+
+test.afterEach(async () => {
+  for (const { page, errors } of pages.splice(0)) {
+    expect(errors, "browser console errors").toEqual([]);
+    await page.context().close();
+  }
+});
+
+/** The chain's clock: session windows are checked against it, not the machine's. */
+const chainNow = async () => Number(BigInt((await rpc<{ timestamp: Hex }>("eth_getBlockByNumber", ["latest", false])).timestamp));
+
+test("setup: a developer's key and a policy sponsoring calls of accounts to themselves", async ({ browser }) => {
+  const { page } = await openPage(browser);
+  state.base = await signUp(page, dana);
+  await page.goto(`${baseUrl()}${state.base}/keys`);
+  await page.getByRole("button", { name: "Create secret key" }).click();
+  state.secret = (await page.getByTestId("new-secret-key").textContent())!;
+  const policy = await api(state.secret, "POST", "/v1/policies", { name: "Account upkeep", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } });
+  state.policyId = policy.id;
+  await api(state.secret, "POST", "/v1/policy_rules", { policy: policy.id, type: "account_functions" });
+});
+
+test("the owner registers a session key on the signing page, and the dashboard revokes it", async ({ browser }) => {
+  const ownerKey = generatePrivateKey();
+  const owner = privateKeyToAccount(ownerKey);
+  const sessionKey = privateKeyToAccount(generatePrivateKey()).address;
+  const player = await api(state.secret, "POST", "/v1/players", { name: "Session player" });
+  const now = await chainNow();
+  const session = await api(state.secret, "POST", "/v1/sessions", {
+    player: player.id,
+    chainId: 31337,
+    address: sessionKey,
+    externalOwnerAddress: owner.address,
+    validAfter: now,
+    validUntil: now + 7200,
+    limit: 5,
+    policy: state.policyId,
+  });
+  expect(session).toMatchObject({ object: "session", isActive: false, nextAction: { type: "sign_with_wallet" } });
+
+  // The signing page says in words what the owner allows.
+  const { page } = await openPage(browser, ownerKey);
+  await page.goto(session.nextAction.payload.signingUrl);
+  await expect(page.getByRole("heading", { name: "Sign a transaction" })).toBeVisible();
+  await expect(page.getByTestId("sign-calls")).toContainText(`Lets the session key ${sessionKey} sign for your account`);
+  await expect(page.getByTestId("sign-calls")).toContainText("at most 5 operations");
+  await screenshot(page, "50-sign-session");
+  await page.getByRole("button", { name: "Connect wallet" }).click();
+  await expect(page.getByTestId("sign-connected")).toHaveText(owner.address);
+  await page.getByRole("button", { name: "Sign and send" }).click();
+  await expect(page.getByTestId("sign-status")).toHaveText("successful", { timeout: 60_000 });
+  await expect.poll(async () => (await api(state.secret, "GET", `/v1/sessions/${session.id}`)).isActive, { timeout: 30_000 }).toBe(true);
+
+  // The account's page lists the key as active, with its uses, and revokes it.
+  const account = (await api(state.secret, "GET", `/v1/accounts?player=${player.id}`)).data[0];
+  const { page: dashboard } = await openPage(browser);
+  await dashboard.goto(`${baseUrl()}/login`);
+  await dashboard.getByLabel("Email").fill(dana.email);
+  await dashboard.getByLabel("Password").fill(dana.password);
+  await dashboard.getByRole("button", { name: "Sign in" }).click();
+  await dashboard.waitForURL(`**${state.base}`);
+  await dashboard.goto(`${baseUrl()}${state.base}/accounts/${account.id}`);
+  const row = dashboard.getByRole("row").filter({ hasText: sessionKey.slice(0, 8) });
+  await expect(row).toContainText("active");
+  await expect(row).toContainText("5 of 5");
+  await screenshot(dashboard, "51-account-sessions");
+  dashboard.on("dialog", (dialog) => void dialog.accept());
+  await row.getByLabel("Paid by").selectOption(state.policyId);
+  await row.getByRole("button", { name: "Revoke" }).click();
+  // An owner-held account: the revocation waits for the owner's signature.
+  await expect(row).toContainText("revoking");
+  const revoking = await api(state.secret, "GET", `/v1/sessions/${session.id}`);
+  expect(revoking.nextAction.type).toBe("sign_with_wallet");
+  const signature = await owner.signMessage({ message: { raw: revoking.nextAction.payload.userOperationHash } });
+  await api(state.secret, "POST", `/v1/sessions/${session.id}/signature`, { signature, optimistic: true });
+  await expect.poll(async () => (await api(state.secret, "GET", `/v1/sessions/${session.id}`)).isActive, { timeout: 30_000 }).toBe(false);
+  await dashboard.reload();
+  await expect(dashboard.getByRole("row").filter({ hasText: sessionKey.slice(0, 8) })).toContainText("revoked");
+});
