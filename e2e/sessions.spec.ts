@@ -1,7 +1,10 @@
 import type { Browser, Page } from "@playwright/test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Hex } from "viem";
-import { api, baseUrl, expect, injectWallet, newPage, rpc, screenshot, signUp, test } from "./fixtures";
+import { smartAccountV2ExampleAbi, smartAccountV2ExampleBytecode } from "../contracts/artifacts";
+import { api, baseUrl, expect, fundedWallet, injectWallet, newPage, rpc, rpcReceipt, screenshot, signUp, test } from "./fixtures";
+
+const ENTRY_POINT = "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789";
 
 test.describe.configure({ mode: "serial" });
 
@@ -95,4 +98,36 @@ test("the owner registers a session key on the signing page, and the dashboard r
   await expect.poll(async () => (await api(state.secret, "GET", `/v1/sessions/${session.id}`)).isActive, { timeout: 30_000 }).toBe(false);
   await dashboard.reload();
   await expect(dashboard.getByRole("row").filter({ hasText: sessionKey.slice(0, 8) })).toContainText("revoked");
+});
+
+test("a developer creates a managed account from the player's page and upgrades the project's managed accounts", async ({ browser }) => {
+  const player = await api(state.secret, "POST", "/v1/players", { name: "Managed player" });
+  const { page } = await openPage(browser);
+  await page.goto(`${baseUrl()}/login`);
+  await page.getByLabel("Email").fill(dana.email);
+  await page.getByLabel("Password").fill(dana.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`**${state.base}`);
+  await page.goto(`${baseUrl()}${state.base}/players/${player.id}`);
+  await page.getByLabel("Type", { exact: true }).selectOption("ManagedV5");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect.poll(async () => (await api(state.secret, "GET", `/v1/accounts?player=${player.id}`)).data.length, { timeout: 20_000 }).toBe(1);
+  const account = (await api(state.secret, "GET", `/v1/accounts?player=${player.id}`)).data[0];
+  expect(account.accountType).toBe("Managed_v06");
+  // Deployed by a sponsored deployment (an account_functions rule: the setup's policy).
+  expect((await api(state.secret, "POST", `/v1/accounts/${account.id}/deploy`, { policy: state.policyId })).deployed).toBe(true);
+
+  // A new implementation (the example V2) deployed by someone, then the upgrade from the dashboard.
+  const deployer = await fundedWallet();
+  const v2 = (await rpcReceipt(await deployer.deployContract({ abi: smartAccountV2ExampleAbi, bytecode: smartAccountV2ExampleBytecode, args: [ENTRY_POINT] }))).contractAddress as Hex;
+  await page.goto(`${baseUrl()}${state.base}/accounts/managed`);
+  await expect(page.getByRole("heading", { level: 1, name: "Managed accounts" })).toBeVisible();
+  const card = page.locator("div.space-y-4").filter({ has: page.getByTestId("implementation-31337") });
+  page.on("dialog", (dialog) => void dialog.accept());
+  await card.getByLabel("New implementation").fill(v2);
+  await card.getByRole("button", { name: "Upgrade all managed accounts" }).click();
+  await expect(page.getByTestId("upgrade-transaction")).toHaveText(/^0x[0-9a-f]{64}$/);
+  await screenshot(page, "52-managed-upgrade");
+  const version = await rpc<Hex>("eth_call", [{ to: account.address, data: "0x54fd4d50" }, "latest"]);
+  expect(BigInt(version)).toBe(2n);
 });

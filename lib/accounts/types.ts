@@ -9,6 +9,8 @@ import { badRequest } from "@/lib/http/errors";
 export const ACCOUNT_TYPES = {
   UpgradeableV5: {
     response: "Upgradeable_v06",
+    /** What the dashboard calls it. */
+    label: "Upgradeable (its own proxy)",
     /** registerSessionKey / revokeSessionKey (sessions API). */
     sessions: true,
     /** Owner-driven ownership transfer and guardian recovery. */
@@ -17,10 +19,10 @@ export const ACCOUNT_TYPES = {
     guardian: true,
   },
   /** SmartAccount behind a BeaconProxy to its project's beacon: the project upgrades all its managed accounts at once. */
-  ManagedV5: { response: "Managed_v06", sessions: true, ownership: true, guardian: true },
+  ManagedV5: { response: "Managed_v06", label: "Managed (upgraded with the project)", sessions: true, ownership: true, guardian: true },
   /** Token-bound (EIP-6551): whoever holds tokenContract/tokenId controls it, so no owner of its own to move or recover. */
-  ERC6551V1: { response: "ERC6551_v06", sessions: false, ownership: false, guardian: false },
-} as const satisfies Record<string, { response: string; sessions: boolean; ownership: boolean; guardian: boolean }>;
+  ERC6551V1: { response: "ERC6551_v06", label: "Token-bound (ERC-6551)", sessions: false, ownership: false, guardian: false },
+} as const satisfies Record<string, { response: string; label: string; sessions: boolean; ownership: boolean; guardian: boolean }>;
 
 export type AccountType = keyof typeof ACCOUNT_TYPES;
 

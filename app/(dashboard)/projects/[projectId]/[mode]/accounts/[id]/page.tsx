@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { accountTypeInfo, responseAccountType } from "@/lib/accounts/types";
 import { Badge } from "@/components/badge";
 import { CopyButton } from "@/components/code";
 import { ActionForm, SubmitButton } from "@/components/form";
@@ -57,7 +58,7 @@ export default async function AccountPage({
             ["Pending owner", account.pendingOwnerAddress ? hex(account.pendingOwnerAddress) : null],
             ["Custody", account.custodial ? "custodial (the service holds the owner key)" : "the owner's own wallet"],
             ["Deployed", account.deployed ? <Badge key="d" tone="green">deployed</Badge> : <Badge key="d" tone="amber">counterfactual: deployed with its first transaction</Badge>],
-            ["Type", account.accountType],
+            ["Type", `${accountTypeInfo(account.accountType)?.label ?? account.accountType} (${account.accountType}, shown by the API as ${responseAccountType(account.accountType)})`],
             // ERC6551V1: whoever holds this token controls the account (Owner is the holder at the last sync).
             ["Token", account.tokenContract ? <span key="tok" className="inline-flex flex-wrap items-center gap-2 break-all">#{account.tokenId} of {hex(account.tokenContract)}</span> : null],
             ["Created", <Time key="t" seconds={unixSeconds(account.createdAt)} />],

@@ -1,11 +1,12 @@
 import { ChainSelect } from "@/components/chain-select";
-import { ActionForm, SubmitButton, TextInput } from "@/components/form";
+import { ActionForm, Select, SubmitButton, TextInput } from "@/components/form";
 import { RecentIntents } from "@/components/intent-list";
 import { Card, Definitions, PageHeader } from "@/components/page";
 import { AccountsTable } from "@/components/accounts-table";
 import { SessionsTable } from "@/components/sessions-table";
 import { Time } from "@/components/time";
 import { accountsOfPlayers } from "@/lib/accounts/service";
+import { ACCEPTED_ACCOUNT_TYPES, ACCOUNT_TYPES } from "@/lib/accounts/types";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { projectScope } from "@/lib/dashboard/context";
 import { revocationPolicies, sessionItems, SESSIONS_PAGE } from "@/lib/dashboard/sessions";
@@ -62,6 +63,14 @@ export default async function PlayerPage({
             <input type="hidden" name="player" value={player.id} />
             <ChainSelect ctx={scope.ctx} />
             <TextInput label="External owner address" name="externalOwnerAddress" placeholder="0x… (empty: custodial)" hint="Leave empty for a custodial account whose key the service holds." />
+            <Select
+              label="Type"
+              name="accountType"
+              options={ACCEPTED_ACCOUNT_TYPES.map((type): [string, string] => [type, ACCOUNT_TYPES[type].label])}
+              hint="Token-bound accounts need the token below; the holder controls them."
+            />
+            <TextInput label="Token contract (ERC6551V1)" name="tokenContract" placeholder="0x… or con_…" />
+            <TextInput label="Token id (ERC6551V1)" name="tokenId" placeholder="1" />
             <div className="self-end sm:pb-5">
               <SubmitButton>Create account</SubmitButton>
             </div>
