@@ -166,3 +166,32 @@ export async function signUp(page: Page, developer: { name: string; email: strin
   await page.waitForURL(/\/projects\/pro_[^/]+\/test$/);
   return new URL(page.url()).pathname;
 }
+
+/** Signs in on /login with a developer's email and password, and waits for the project's overview at `base`. */
+export async function signIn(page: Page, developer: { email: string; password: string }, base: string) {
+  await page.goto(`${baseUrl()}/login`);
+  await page.getByLabel("Email").fill(developer.email);
+  await page.getByLabel("Password").fill(developer.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`**${base}`);
+}
+
+/**
+ * Pages a test opens (optionally with a browser wallet for `walletKey`), each checked for console errors and closed
+ * after the test: call once at the top of a spec file.
+ */
+export function trackedPages() {
+  const pages: { page: Page; errors: string[] }[] = [];
+  test.afterEach(async () => {
+    for (const { page, errors } of pages.splice(0)) {
+      expect(errors, "browser console errors").toEqual([]);
+      await page.context().close();
+    }
+  });
+  return async function openPage(browser: Browser, walletKey?: Hex) {
+    const opened = await newPage(browser);
+    if (walletKey) await injectWallet(opened.page, walletKey);
+    pages.push(opened);
+    return opened;
+  };
+}

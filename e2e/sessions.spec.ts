@@ -1,8 +1,7 @@
-import type { Browser, Page } from "@playwright/test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Hex } from "viem";
 import { smartAccountV2ExampleAbi, smartAccountV2ExampleBytecode } from "../contracts/artifacts";
-import { api, baseUrl, expect, fundedWallet, injectWallet, newPage, rpc, rpcReceipt, screenshot, signUp, test } from "./fixtures";
+import { api, baseUrl, expect, fundedWallet, rpc, rpcReceipt, screenshot, signIn, signUp, test, trackedPages } from "./fixtures";
 
 const ENTRY_POINT = "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789";
 
@@ -12,21 +11,7 @@ const stamp = Date.now();
 const dana = { name: "Dana Developer", email: `dana-${stamp}@example.com`, password: "a session keys passphrase", organization: "Dana Games" };
 
 const state = { base: "", secret: "", policyId: "" };
-const pages: { page: Page; errors: string[] }[] = [];
-
-async function openPage(browser: Browser, walletKey?: Hex) {
-  const opened = await newPage(browser);
-  if (walletKey) await injectWallet(opened.page, walletKey);
-  pages.push(opened);
-  return opened;
-}
-
-test.afterEach(async () => {
-  for (const { page, errors } of pages.splice(0)) {
-    expect(errors, "browser console errors").toEqual([]);
-    await page.context().close();
-  }
-});
+const openPage = trackedPages();
 
 /** The chain's clock: session windows are checked against it, not the machine's. */
 const chainNow = async () => Number(BigInt((await rpc<{ timestamp: Hex }>("eth_getBlockByNumber", ["latest", false])).timestamp));
@@ -76,11 +61,7 @@ test("the owner registers a session key on the signing page, and the dashboard r
   // The account's page lists the key as active, with its uses, and revokes it.
   const account = (await api(state.secret, "GET", `/v1/accounts?player=${player.id}`)).data[0];
   const { page: dashboard } = await openPage(browser);
-  await dashboard.goto(`${baseUrl()}/login`);
-  await dashboard.getByLabel("Email").fill(dana.email);
-  await dashboard.getByLabel("Password").fill(dana.password);
-  await dashboard.getByRole("button", { name: "Sign in" }).click();
-  await dashboard.waitForURL(`**${state.base}`);
+  await signIn(dashboard, dana, state.base);
   await dashboard.goto(`${baseUrl()}${state.base}/accounts/${account.id}`);
   const row = dashboard.getByRole("row").filter({ hasText: sessionKey.slice(0, 8) });
   await expect(row).toContainText("active");
@@ -103,11 +84,7 @@ test("the owner registers a session key on the signing page, and the dashboard r
 test("a developer creates a managed account from the player's page and upgrades the project's managed accounts", async ({ browser }) => {
   const player = await api(state.secret, "POST", "/v1/players", { name: "Managed player" });
   const { page } = await openPage(browser);
-  await page.goto(`${baseUrl()}/login`);
-  await page.getByLabel("Email").fill(dana.email);
-  await page.getByLabel("Password").fill(dana.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(`**${state.base}`);
+  await signIn(page, dana, state.base);
   await page.goto(`${baseUrl()}${state.base}/players/${player.id}`);
   await page.getByLabel("Type", { exact: true }).selectOption("ManagedV5");
   await page.getByRole("button", { name: "Create account" }).click();

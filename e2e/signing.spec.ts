@@ -1,8 +1,7 @@
-import type { Browser, Page } from "@playwright/test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { parseEther, type Hex } from "viem";
 import { testTokenAbi, testTokenBytecode } from "../contracts/artifacts";
-import { api, baseUrl, expect, fundedWallet, injectWallet, newPage, rpcReceipt, screenshot, signUp, test } from "./fixtures";
+import { api, baseUrl, expect, fundedWallet, rpcReceipt, screenshot, signIn, signUp, test, trackedPages } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
 
@@ -11,21 +10,7 @@ const carol = { name: "Carol Developer", email: `carol-${stamp}@example.com`, pa
 
 /** What the serial tests share: the developer's key and the sponsored token mint they send. */
 const state = { base: "", secret: "", token: "" as Hex, contractId: "", policyId: "" };
-const pages: { page: Page; errors: string[] }[] = [];
-
-async function openPage(browser: Browser, walletKey?: Hex) {
-  const opened = await newPage(browser);
-  if (walletKey) await injectWallet(opened.page, walletKey);
-  pages.push(opened);
-  return opened;
-}
-
-test.afterEach(async () => {
-  for (const { page, errors } of pages.splice(0)) {
-    expect(errors, "browser console errors").toEqual([]);
-    await page.context().close();
-  }
-});
+const openPage = trackedPages();
 
 /** A sponsored mint from a fresh non-custodial account owned by `owner`: it awaits the owner's signature. */
 async function awaitingIntent(owner: Hex) {
@@ -62,11 +47,7 @@ test("the dashboard shows the signing link of an intent awaiting its owner's sig
   const intent = await awaitingIntent(generatePrivateKey());
   expect(intent.nextAction.payload.signingUrl).toMatch(new RegExp(`^${baseUrl()}/sign/${intent.id}\\?t=`));
   const { page } = await openPage(browser);
-  await page.goto(`${baseUrl()}/login`);
-  await page.getByLabel("Email").fill(carol.email);
-  await page.getByLabel("Password").fill(carol.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(`**${state.base}`);
+  await signIn(page, carol, state.base);
   await page.goto(`${baseUrl()}${state.base}/intents/${intent.id}`);
   await expect(page.getByRole("heading", { name: "Awaiting the owner's signature" })).toBeVisible();
   const link = (await page.getByTestId("signing-link").textContent())!;
