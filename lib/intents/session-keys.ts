@@ -1,7 +1,7 @@
-import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull } from "drizzle-orm";
 import { decodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, size, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
-import { chainNow, readKey } from "@/lib/sessions/chain";
+import { chainNow, chainTime, readKey } from "@/lib/sessions/chain";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
 import type { UserOp } from "@/lib/chain/userop";
@@ -11,8 +11,6 @@ import { badRequest, referenced } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
 import { getSession } from "@/lib/sessions/service";
 import { accountCalls } from "@/lib/signing/calls";
-
-const when = (seconds: number) => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
 
 /**
  * The account's intents already signed by `key` and not settled: the contract counts a use when it validates an
@@ -77,8 +75,8 @@ async function refusal(db: Queryable, { chain, account, key, op }: SessionKeyChe
   if (!code || !state) return UNDEPLOYED;
   if (state.limit === 0) return UNKNOWN_KEY;
   if (!state.active) return `session key ${key} was revoked (or retired by a change of the account's owner)`;
-  if (now < state.validAfter) return `session key ${key} is not valid yet: valid from ${when(state.validAfter)}, and the chain's time is ${when(now)}`;
-  if (now >= state.validUntil) return `session key ${key} expired at ${when(state.validUntil)} (the chain's time is ${when(now)})`;
+  if (now < state.validAfter) return `session key ${key} is not valid yet: valid from ${chainTime(state.validAfter)}, and the chain's time is ${chainTime(now)}`;
+  if (now >= state.validUntil) return `session key ${key} expired at ${chainTime(state.validUntil)} (the chain's time is ${chainTime(now)})`;
   const targets = targetsOf(account.address, op.callData);
   if (typeof targets === "string") return targets;
   for (const target of targets) {
@@ -92,11 +90,6 @@ async function refusal(db: Queryable, { chain, account, key, op }: SessionKeyChe
     return `session key ${key} has no uses left: ${state.used} of its ${state.limit} used on chain and ${inFlight} more signed and in flight`;
   }
   return null;
-}
-
-/** Serializes the use checks of one key of one account until the transaction ends (two signatures racing for the last use). */
-export async function lockSessionKey(tx: Queryable, accountId: string, key: Address) {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`session-key:${accountId}:${key.toLowerCase()}`}))`);
 }
 
 /** The sessions row of `key` on the account (the latest not revoked), to record which session signed an intent. */

@@ -10,7 +10,8 @@ import { transactionIntents } from "@/lib/db/schema";
 import { ApiError, badRequest } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
 import { deserializeUserOp, getIntent, type IntentRow } from "./service";
-import { lockSessionKey, sessionKeyRefusal, sessionOfKey } from "./session-keys";
+import { lockSessionKey } from "@/lib/sessions/chain";
+import { sessionKeyRefusal, sessionOfKey } from "./session-keys";
 
 /**
  * Accepts the owner's (or an active session key's) signature of an intent's userOperationHash, after checking it, so

@@ -1,7 +1,9 @@
+import { sql } from "drizzle-orm";
 import type { Address } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
+import type { Queryable } from "@/lib/db/client";
 
 /** What an account holds for a key (`getSessionKey`). `active`: registered, not revoked, not retired by an owner change. */
 export interface OnChainKey {
@@ -25,4 +27,15 @@ export async function readKey(chain: ChainConfig, account: Address, key: Address
     publicClient(chain).readContract({ address: account, abi: smartAccountAbi, functionName: "getSessionKey", args: [key] }),
   );
   return { validAfter, validUntil, limit, used, active, whitelist };
+}
+
+/** A chain time (Unix seconds) as messages show it: ISO 8601 UTC without milliseconds. */
+export const chainTime = (seconds: number) => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
+
+/**
+ * Serializes, until the transaction ends, what is decided about one key of one account: its registration (no second
+ * live session) and the use checks of its signatures (two signatures racing for the last use).
+ */
+export async function lockSessionKey(tx: Queryable, accountId: string, key: Address) {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`session-key:${accountId}:${key.toLowerCase()}`}))`);
 }

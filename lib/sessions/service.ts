@@ -5,7 +5,7 @@ import { accountTypeInfo } from "@/lib/accounts/types";
 import type { AccountRow } from "@/lib/accounts/service";
 import { chainFor } from "@/lib/chain/registry";
 import { activeContractOn } from "@/lib/contracts/service";
-import type { Queryable, Tx } from "@/lib/db/client";
+import type { Queryable } from "@/lib/db/client";
 import { accounts, sessions, transactionIntents } from "@/lib/db/schema";
 import { ApiError, badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
@@ -15,7 +15,7 @@ import { resolveAccount, type IntentRow } from "@/lib/intents/service";
 import { submitSignature } from "@/lib/intents/signature";
 import { getPlayer } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
-import { chainNow } from "./chain";
+import { chainNow, chainTime, lockSessionKey } from "./chain";
 import { MAX_WHITELIST, UINT48_MAX, type CreateSessionInput, type ListSessionsInput, type RevokeSessionInput } from "./schema";
 import { sessionStates, type SessionState } from "./state";
 
@@ -49,9 +49,6 @@ export function checkBehalfOf(ctx: ProjectContext, header: string | null | undef
   }
 }
 
-const when = (seconds: number) => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
-const keyLock = (tx: Tx | Queryable, accountId: string, key: Address) =>
-  tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`session:${accountId}:${key.toLowerCase()}`}))`);
 
 /** The key may be registered on this account at all: a type with session keys, neither the owner nor the account. */
 function checkKey(account: AccountRow, key: Address) {
@@ -109,7 +106,7 @@ export async function createSession(db: Queryable, ctx: ProjectContext, input: C
   }
   const now = await chainNow(chain);
   if (input.validUntil <= now) {
-    throw badRequest(`validUntil ${input.validUntil} (${when(input.validUntil)}) is not in the future: chain ${chain.chainId}'s time is ${now} (${when(now)}).`, {
+    throw badRequest(`validUntil ${input.validUntil} (${chainTime(input.validUntil)}) is not in the future: chain ${chain.chainId}'s time is ${now} (${chainTime(now)}).`, {
       validUntil: { value: input.validUntil, message: `in the past (chain time ${now})` },
     });
   }
@@ -136,7 +133,7 @@ export async function createSession(db: Queryable, ctx: ProjectContext, input: C
     optimistic: input.optimistic ?? false,
     // In the transaction that records the intent: the session row goes with it, and a concurrent registration of the same key loses.
     check: async (tx) => {
-      await keyLock(tx, account.id, key);
+      await lockSessionKey(tx, account.id, key);
       const [racing] = await tx
         .select({ id: sessions.id })
         .from(sessions)
@@ -206,7 +203,7 @@ export async function revokeSession(db: Queryable, ctx: ProjectContext, input: R
     sessionId: row.id,
     optimistic: input.optimistic ?? false,
     check: async (tx) => {
-      await keyLock(tx, account.id, key);
+      await lockSessionKey(tx, account.id, key);
       const [current] = await tx.select({ revocationIntentId: sessions.revocationIntentId }).from(sessions).where(eq(sessions.id, row.id));
       if (current?.revocationIntentId !== row.revocationIntentId) throw conflict(`Session ${row.id} is being revoked by another request.`);
     },
