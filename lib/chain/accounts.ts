@@ -13,6 +13,7 @@ import { accountFactoryAbi, erc1967ProxyBytecode, smartAccountAbi } from "@/cont
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { publicClient } from "./clients";
 import { serviceDeployment } from "./contracts";
+import { accountCreate2Salt } from "./deployment";
 import { managedAccountAddress, managedFactoryCall } from "./managed";
 import type { ChainConfig } from "./registry";
 import { tokenBindingOf, tokenBoundAddress, tokenBoundDeployment } from "./token-bound";
@@ -34,11 +35,7 @@ export function counterfactualAddress(owner: Address, salt: Hex, guardian: Addre
     erc1967ProxyBytecode,
     encodeAbiParameters([{ type: "address" }, { type: "bytes" }], [accountImplementation, "0x"]),
   ]);
-  // AccountFactory's CREATE2 salt: keccak256(abi.encode(owner, salt)), or (owner, guardian, salt) with a guardian.
-  const factorySalt = guardian
-    ? encodeAbiParameters([{ type: "address" }, { type: "address" }, { type: "bytes32" }], [owner, guardian, salt])
-    : encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [owner, salt]);
-  return getContractAddress({ opcode: "CREATE2", from: accountFactory, salt: keccak256(factorySalt), bytecode: proxyInitCode });
+  return getContractAddress({ opcode: "CREATE2", from: accountFactory, salt: accountCreate2Salt(owner, salt, guardian), bytecode: proxyInitCode });
 }
 
 /** The userOperation `initCode` (and ERC-6492 factory data) that deploys the account, with `guardian` when given. */

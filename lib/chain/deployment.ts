@@ -1,7 +1,9 @@
 import {
   concat,
+  encodeAbiParameters,
   encodeDeployData,
   getContractAddress,
+  keccak256,
   zeroHash,
   type Account,
   type Address,
@@ -69,6 +71,18 @@ interface Piece {
   salt: Hex;
   initCode: Hex;
   address: Address;
+}
+
+/**
+ * The CREATE2 salt both account factories (AccountFactory, ManagedAccountFactory) give an account:
+ * keccak256(abi.encode(owner, salt)), or (owner, guardian, salt) for one deployed with a guardian.
+ */
+export function accountCreate2Salt(owner: Address, salt: Hex, guardian: Address | null): Hex {
+  return keccak256(
+    guardian
+      ? encodeAbiParameters([{ type: "address" }, { type: "address" }, { type: "bytes32" }], [owner, guardian, salt])
+      : encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [owner, salt]),
+  );
 }
 
 const create2Address = (salt: Hex, initCode: Hex) =>

@@ -18,6 +18,7 @@ import { managedAccountFactoryAbi, managedAccountProxyBytecode, managedBeaconAbi
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { publicClient } from "./clients";
 import { serviceDeployment } from "./contracts";
+import { accountCreate2Salt } from "./deployment";
 import type { ChainConfig } from "./registry";
 
 /**
@@ -46,18 +47,17 @@ export const beaconKey = (projectId: string): Hex => keccak256(toHex(`beacon:${p
 
 /** Where the beacon of `key` is (or will be, once a first managed account or an upgrade deploys it). */
 export function beaconAddressOf(setup: ManagedSetup, key: Hex): Address {
-  const initCode = encodeDeployData({ abi: managedBeaconAbi, bytecode: managedBeaconBytecode, args: [setup.implementation, setup.admin] });
-  return getContractAddress({ opcode: "CREATE2", from: setup.factory, salt: key, bytecode: initCode });
+  return getContractAddress({ opcode: "CREATE2", from: setup.factory, salt: key, bytecode: beaconInitCode(setup) });
 }
+
+/** A project's beacon's creation code: the same for every project (the key only salts it). */
+const beaconInitCode = (setup: ManagedSetup) =>
+  encodeDeployData({ abi: managedBeaconAbi, bytecode: managedBeaconBytecode, args: [setup.implementation, setup.admin] });
 
 /** The address of a managed account (a BeaconProxy to the beacon of `key`), with `guardian` built in when given. */
 export function managedAddressOf(setup: ManagedSetup, key: Hex, owner: Address, salt: Hex, guardian: Address | null = null): Address {
   const proxyInitCode = concat([managedAccountProxyBytecode, encodeAbiParameters([{ type: "address" }], [beaconAddressOf(setup, key)])]);
-  // The factory's account salt, as AccountFactory's: keccak256(abi.encode(owner, salt)), or (owner, guardian, salt).
-  const factorySalt = guardian
-    ? encodeAbiParameters([{ type: "address" }, { type: "address" }, { type: "bytes32" }], [owner, guardian, salt])
-    : encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [owner, salt]);
-  return getContractAddress({ opcode: "CREATE2", from: setup.factory, salt: keccak256(factorySalt), bytecode: proxyInitCode });
+  return getContractAddress({ opcode: "CREATE2", from: setup.factory, salt: accountCreate2Salt(owner, salt, guardian), bytecode: proxyInitCode });
 }
 
 /** The factory call (userOperation initCode, ERC-6492 factory data) deploying a managed account, and its beacon when missing. */
@@ -128,7 +128,7 @@ export async function managedAccountState(
       : [
           {
             address: deploying.beacon,
-            code: await runtimeOf(chain, encodeDeployData({ abi: managedBeaconAbi, bytecode: managedBeaconBytecode, args: [setup.implementation, setup.admin] })),
+            code: await runtimeOf(chain, beaconInitCode(setup)),
             stateDiff: [
               { slot: toHex(0, { size: 32 }), value: word(setup.admin) },
               { slot: toHex(1, { size: 32 }), value: word(setup.implementation) },
