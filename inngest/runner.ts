@@ -13,7 +13,8 @@ type AnyFunction = InngestFunction.Any;
 type RunRow = typeof functionRuns.$inferSelect;
 type StepState = RunRow["steps"]["state"];
 
-export interface ServiceEvent {
+/** An event as the runner stores it; the service's own are declared in ./events.ts. */
+export interface RunnerEvent {
   name: string;
   data: Record<string, unknown>;
   /** Deduplication id: the same id never starts a function twice. */
@@ -115,7 +116,7 @@ export class EmbeddedRunner {
   }
 
   /** Stores one run per triggered function (deduplicated by event id) and wakes the runner. */
-  async send(events: ServiceEvent[]): Promise<void> {
+  async send(events: RunnerEvent[]): Promise<void> {
     const rows = events.flatMap((event) =>
       (this.byEvent.get(event.name) ?? []).map((fn) => ({
         id: `run_${crypto.randomUUID()}`,
@@ -405,7 +406,7 @@ export async function startEmbeddedRunner(db: Db, functions: AnyFunction[], opti
 export const embeddedRunner = () => state.__runner;
 
 /** Sends service events: to Inngest when it is configured, else to the embedded runner. */
-export async function sendEvents(events: ServiceEvent[]): Promise<void> {
+export async function sendEvents(events: RunnerEvent[]): Promise<void> {
   if (usesInngestServer()) {
     await inngest.send(events.map((e) => ({ name: e.name, data: e.data, id: e.id })));
     return;

@@ -1,7 +1,8 @@
 import { getDbHandle } from "@/lib/db/client";
 import { usesInngestServer } from "./client";
 import { functions } from "./functions";
-import { sendEvents as send, startEmbeddedRunner, type RunnerOptions, type ServiceEvent } from "./runner";
+import type { ServiceEvent } from "./events";
+import { sendEvents as send, startEmbeddedRunner, type RunnerOptions } from "./runner";
 
 const positiveEnv = (name: string) => {
   const value = Number(process.env[name]);

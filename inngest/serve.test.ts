@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { webhookSignature } from "@/lib/webhooks/service";
+import { deliveryEvent } from "@/inngest/events";
+import { webhookSignature } from "@/lib/deliveries/signing";
 import { expectError } from "@/test/api";
 import { receiver, type ReceivedRequest } from "@/test/relay-fixtures";
 
@@ -24,7 +25,7 @@ const SIGNING_KEY = `signkey-test-${crypto.randomBytes(32).toString("hex")}`;
 const EVENT_KEY = `evt-${crypto.randomBytes(16).toString("hex")}`;
 const APP_URL = "http://127.0.0.1:3000/api/inngest";
 const RELAY_FN = "smart-wallet-service-relay-transaction-intent";
-const WEBHOOK_FN = "smart-wallet-service-deliver-webhook";
+const WEBHOOK_FN = "smart-wallet-service-deliver-event";
 const EXPIRE_FN = "smart-wallet-service-cancel-unsigned-intent";
 const UNSETTLED_FN = "smart-wallet-service-resend-unsettled-intents";
 
@@ -126,6 +127,7 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
   let api: typeof import("@/test/api");
   let runner: typeof import("@/inngest/runner");
   let key: string;
+  let projectId: string;
   let deposits: Awaited<ReturnType<(typeof import("@/test/relay-fixtures"))["sponsoredDeposits"]>>;
   let hooks: Awaited<ReturnType<typeof receiver>>;
   let inngestEvents: Awaited<ReturnType<typeof receiver>>;
@@ -148,6 +150,7 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     runner = await import("@/inngest/runner");
     const project = await api.newProject("served to inngest");
     key = project.keys.test.secret;
+    projectId = project.id;
     deposits = await fixtures.sponsoredDeposits(key);
     hooks = await receiver();
     await api.call("POST", "/v1/settings/webhook", { key, json: { url: `${hooks.url}/hooks` } });
@@ -187,7 +190,7 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     expect(functions.map((f) => f.id).sort()).toEqual([EXPIRE_FN, WEBHOOK_FN, RELAY_FN, UNSETTLED_FN]);
     const byId = Object.fromEntries(functions.map((f) => [f.id, f]));
     expect(byId[RELAY_FN]!.triggers).toEqual([{ event: "transaction_intent/relay" }]);
-    expect(byId[WEBHOOK_FN]!.triggers).toEqual([{ event: "webhook/deliver" }]);
+    expect(byId[WEBHOOK_FN]!.triggers).toEqual([{ event: "event/deliver" }]);
     expect(byId[EXPIRE_FN]!.triggers).toEqual([{ event: "transaction_intent/expire" }]);
     // Inngest runs the sweep on its own schedule: the cron goes to it as written
     expect(byId[UNSETTLED_FN]!.triggers).toEqual([{ cron: "* * * * *" }]);
@@ -221,30 +224,34 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     const second = await send(route, { method: "POST", query: { fnId: RELAY_FN, stepId: "step" }, body: invocation(runId, relay!, [[landId, "landed"]]) });
     expect(second.status, second.raw).toBe(206);
     expect(second.body).toEqual([expect.objectContaining({ op: "StepRun", displayName: "notify-broadcast", data: true })]);
-    const webhookEvent = eventsSent().find((e) => e.id === `webhook:${intent.id}:transaction_intent.broadcast`);
-    expect(webhookEvent).toMatchObject({ name: "webhook/deliver", data: { intentId: intent.id, topic: "transaction_intent.broadcast" } });
+    const webhookEvent = eventsSent().find((e) => e.name === "event/deliver" && e.data.target === "webhook" && e.id.startsWith("deliver:msg_"));
+    expect(webhookEvent).toMatchObject({ name: "event/deliver", data: { messageId: expect.stringMatching(/^msg_/), target: "webhook" } });
 
-    // Inngest then runs deliver-webhook for that event: its one step posts the signed webhook...
+    // Inngest then runs deliver-event for that event: its first step posts the signed webhook...
     const webhookRun = `run-${crypto.randomUUID()}`;
     const post = await send(route, { method: "POST", query: { fnId: WEBHOOK_FN, stepId: "step" }, body: invocation(webhookRun, webhookEvent!) });
     expect(post.status, post.raw).toBe(206);
-    expect(post.body).toEqual([expect.objectContaining({ op: "StepRun", displayName: "post", data: { delivered: true } })]);
+    expect(post.body).toEqual([expect.objectContaining({ op: "StepRun", displayName: "attempt-1", data: expect.objectContaining({ outcome: "delivered", responseStatus: 200 }) })]);
     const delivered = hooks.received.filter((r) => JSON.parse(r.body).data.id === intent.id);
     expect(delivered).toHaveLength(1);
     expect(JSON.parse(delivered[0]!.body)).toMatchObject({ type: "transaction_intent.broadcast", data: { id: intent.id, response: { status: 1 } } });
     expect(delivered[0]!.headers["openfort-signature"]).toBe(webhookSignature(key, delivered[0]!.body));
+    expect(delivered[0]!.headers["webhook-id"]).toBe(webhookEvent!.data.messageId);
 
     // ...and with that step's result stored, the function completes: 200 with its output.
-    const done = await send(route, { method: "POST", query: { fnId: WEBHOOK_FN, stepId: "step" }, body: invocation(webhookRun, webhookEvent!, [[post.body[0].id, { delivered: true }]]) });
+    const done = await send(route, { method: "POST", query: { fnId: WEBHOOK_FN, stepId: "step" }, body: invocation(webhookRun, webhookEvent!, [[post.body[0].id, post.body[0].data]]) });
     expect(done.status, done.raw).toBe(200);
-    expect(done.body).toEqual({ delivered: true });
+    expect(done.body).toMatchObject({ attempts: 1, outcome: "delivered" });
     expectSignedResponse(done);
     expect(hooks.received.filter((r) => JSON.parse(r.body).data.id === intent.id)).toHaveLength(1);
   }, 60_000);
 
   it("refuses invocations that are unsigned, signed with another key, stale, or altered after signing, and runs nothing for them", async () => {
     const intent = await deposits.intent();
-    const event = { name: "webhook/deliver", data: { intentId: intent.id, topic: "transaction_intent.successful" }, id: `webhook:${intent.id}:transaction_intent.successful` };
+    const { publish } = await import("@/lib/deliveries/publish");
+    const { getDb } = await import("@/lib/db/client");
+    const messageId = await publish(await getDb(), { projectId, livemode: false }, { topic: "transaction_intent.successful", objectId: intent.id, data: { id: intent.id }, requestId: null, dedupeKey: `${intent.id}:test-refusals` });
+    const event = deliveryEvent(messageId, "webhook", projectId);
     const body = invocation(`run-${crypto.randomUUID()}`, event);
     const query = { fnId: WEBHOOK_FN, stepId: "step" };
     const text = canonical(body);
@@ -254,7 +261,7 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
       "t=1&s=00",
       signature(text, { key: `signkey-test-${crypto.randomBytes(32).toString("hex")}` }),
       signature(text, { at: Math.floor(Date.now() / 1000) - 10 * 60 }),
-      signature(canonical({ ...body, event: { ...event, data: { ...event.data, topic: "transaction_intent.failed" } } })),
+      signature(canonical({ ...body, event: { ...event, data: { ...event.data, target: "tri_altered" } } })),
     ];
     for (const sign of refused) {
       const res = await send(route, { method: "POST", query, body, sign });
@@ -266,7 +273,7 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     // The same request, correctly signed, runs.
     const accepted = await send(route, { method: "POST", query, body });
     expect(accepted.status, accepted.raw).toBe(206);
-    expect(accepted.body).toEqual([expect.objectContaining({ displayName: "post", data: { delivered: true } })]);
+    expect(accepted.body).toEqual([expect.objectContaining({ displayName: "attempt-1", data: expect.objectContaining({ outcome: "delivered" }) })]);
     expect(hooks.received.filter((r) => JSON.parse(r.body).data.id === intent.id)).toHaveLength(1);
   }, 60_000);
 });

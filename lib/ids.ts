@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   request: "req",
   ownerKey: "own",
   webhookDelivery: "whd",
+  /** A published event, as the webhook-id header names it (Standard Webhooks calls them messages). */
+  message: "msg",
   developer: "dev",
   organization: "org",
 } as const;

@@ -9,7 +9,8 @@ import { checkCredentials, projectsOf, signUp } from "@/lib/developers/service";
 import { signUpInput } from "@/lib/developers/schema";
 import { createPlayer, searchPlayers } from "@/lib/players/service";
 import { activeKeys, createSecretKey, findKey, MAX_SECRET_KEYS_PER_MODE, revokeSecretKey } from "@/lib/projects/service";
-import { listDeliveries, sendTestEvent, setWebhook, webhookSignature } from "@/lib/webhooks/service";
+import { webhookSignature } from "@/lib/deliveries/signing";
+import { listDeliveries, sendTestEvent, setWebhook } from "@/lib/webhooks/service";
 import { newProject } from "./api";
 
 const unique = () => `dev-${crypto.randomUUID()}@example.com`;

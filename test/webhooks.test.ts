@@ -7,7 +7,8 @@ import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { getDb } from "@/lib/db/client";
-import { sendTestEvent, webhookSignature } from "@/lib/webhooks/service";
+import { webhookSignature } from "@/lib/deliveries/signing";
+import { sendTestEvent } from "@/lib/webhooks/service";
 import { call, expectError, newProject } from "./api";
 
 interface Received {
@@ -85,12 +86,13 @@ describe("the project webhook", () => {
     const events = await eventsFor(intent.id, 2);
     const openfort = new Openfort(key, "http://127.0.0.1:1");
     const parsed = await Promise.all(events.map((e) => openfort.constructWebhookEvent(e.body, e.signature)));
-    expect(parsed.map((e: { type: string }) => e.type)).toEqual(["transaction_intent.broadcast", "transaction_intent.successful"]);
-    const successful = parsed[1] as { date: number; data: { id: string; response: { status: number; blockNumber: number } } };
+    // Each event is its own delivery: the broadcast one, refused once, arrives after its retry, so after successful.
+    expect(parsed.map((e: { type: string }) => e.type).sort()).toEqual(["transaction_intent.broadcast", "transaction_intent.successful"]);
+    const successful = parsed.find((e: { type: string }) => e.type === "transaction_intent.successful") as { date: number; data: { id: string; response: { status: number; blockNumber: number } } };
     expect(successful.data).toMatchObject({ id: intent.id, response: { status: 1 } });
     expect(typeof successful.date).toBe("number");
     // a tampered body does not verify
-    await expect(openfort.constructWebhookEvent(events[0]!.body.replace("broadcast", "cancelled"), events[0]!.signature)).rejects.toThrow(/Invalid signature/);
+    await expect(openfort.constructWebhookEvent(events[0]!.body.replace(intent.id, "tin_tampered"), events[0]!.signature)).rejects.toThrow(/Invalid signature/);
     expect(webhookSignature(key, events[0]!.body)).toBe(events[0]!.signature);
     expect(failuresLeft).toBe(0);
   }, 60_000);

@@ -5,8 +5,9 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { call, expectError, newProject } from "@/test/api";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { eventually, intentRow, receiver, runInProcessOnly } from "@/test/relay-fixtures";
-import { cancelUnsignedIntent, expireEvent } from "./expire";
-import { deliverWebhook } from "./webhooks";
+import { expireEvent } from "../events";
+import { cancelUnsignedIntent } from "./expire";
+import { deliverEvent } from "./deliver";
 
 let key: string;
 let hooks: Awaited<ReturnType<typeof receiver>>;
@@ -18,7 +19,7 @@ const owner = privateKeyToAccount(generatePrivateKey());
 const noWait = () => [{ id: "wait-for-signature", handler: () => null }];
 
 beforeAll(async () => {
-  await runInProcessOnly([deliverWebhook]);
+  await runInProcessOnly([deliverEvent]);
   key = (await newProject("unsigned intents")).keys.test.secret;
   hooks = await receiver();
   await call("POST", "/v1/settings/webhook", { key, json: { url: `${hooks.url}/hooks` } });

@@ -1,7 +1,7 @@
+import { deliverEvent } from "./deliver";
 import { cancelUnsignedIntent } from "./expire";
 import { relayIntent } from "./relay";
 import { resendUnsettledIntents } from "./unsettled";
-import { deliverWebhook } from "./webhooks";
 
 /** Every background function: served to Inngest at /api/inngest, or run by the embedded runner. */
-export const functions = [relayIntent, deliverWebhook, cancelUnsignedIntent, resendUnsettledIntents];
+export const functions = [relayIntent, deliverEvent, cancelUnsignedIntent, resendUnsettledIntents];

@@ -7,8 +7,9 @@ import { deserializeUserOp } from "@/lib/intents/service";
 import { call, newProject } from "@/test/api";
 import { chainOf, clientOf, userOperationEvents } from "@/test/chain";
 import { eventually, intentRow, receiver, runInProcessOnly, sponsoredDeposits } from "@/test/relay-fixtures";
-import { relayEvent, relayIntent } from "./relay";
-import { deliverWebhook } from "./webhooks";
+import { relayEvent } from "../events";
+import { relayIntent } from "./relay";
+import { deliverEvent } from "./deliver";
 
 let key: string;
 let deposits: Awaited<ReturnType<typeof sponsoredDeposits>>;
@@ -43,7 +44,7 @@ const verified = (hook: { body: string; signature: unknown }) => new Openfort(ke
 
 beforeAll(async () => {
   // The webhook deliveries the relay queues run in-process, to a real receiver; the relay itself runs here.
-  await runInProcessOnly([deliverWebhook]);
+  await runInProcessOnly([deliverEvent]);
   const project = await newProject("relay function");
   key = project.keys.test.secret;
   deposits = await sponsoredDeposits(key);

@@ -1,16 +1,15 @@
 import { getDb } from "@/lib/db/client";
 import { abandonIntent, checkConfirmations, intentStatus, landIntent, type LandingOutcome } from "@/lib/intents/relay";
+import { publishIntentEvent } from "@/lib/deliveries/publish";
+import type { IntentTopic } from "@/lib/deliveries/topics";
 import { inngest } from "../client";
-import { notifyIntent } from "./webhooks";
+import { relayRequested } from "../events";
 
-export const RELAY_EVENT = "transaction_intent/relay";
+const notify = async (intentId: string, topic: IntentTopic) => Boolean(await publishIntentEvent(await getDb(), intentId, topic));
 
 /** Rebuilds of a custodial intent's op after rejections, and land attempts in all (held ones wait between). */
 const MAX_REBUILDS = 3;
 const MAX_ROUNDS = 200;
-
-/** The relay's event for an intent: its id makes a second send a no-op. */
-export const relayEvent = (intentId: string) => ({ name: RELAY_EVENT, data: { intentId }, id: `relay:${intentId}` });
 
 /**
  * Lands a pending intent's user operation, then waits for its confirmation blocks. Each step's
@@ -18,9 +17,9 @@ export const relayEvent = (intentId: string) => ({ name: RELAY_EVENT, data: { in
  * retry never sends an operation twice.
  */
 export const relayIntent = inngest.createFunction(
-  { id: "relay-transaction-intent", retries: 10, triggers: [{ event: RELAY_EVENT }] },
+  { id: "relay-transaction-intent", retries: 10, triggers: [relayRequested] },
   async ({ event, step }) => {
-    const intentId = event.data.intentId as string;
+    const { intentId } = event.data;
     let outcome: LandingOutcome = "not-pending";
     let retries = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -44,10 +43,10 @@ export const relayIntent = inngest.createFunction(
     }
     if (outcome === "not-pending") return { intentId, outcome };
     if (outcome === "rejected") {
-      await step.run("notify-failed", () => notifyIntent(intentId, "transaction_intent.failed"));
+      await step.run("notify-failed", () => notify(intentId, "transaction_intent.failed"));
       return { intentId, outcome };
     }
-    await step.run("notify-broadcast", () => notifyIntent(intentId, "transaction_intent.broadcast"));
+    await step.run("notify-broadcast", () => notify(intentId, "transaction_intent.broadcast"));
     for (let check = 0; ; check++) {
       const confirmed = await step.run(`confirmations-${check}`, async () => checkConfirmations(await getDb(), intentId));
       if (confirmed) break;
@@ -55,7 +54,7 @@ export const relayIntent = inngest.createFunction(
       await step.sleep(`wait-for-blocks-${check}`, `${Math.min(30, 2 ** Math.floor(check / 5))}s`);
     }
     // The confirmation webhook: after confirmationBlocks blocks, successful or failed by the op's status.
-    await step.run("notify-confirmed", async () => notifyIntent(intentId, (await intentStatus(intentId)) === "successful" ? "transaction_intent.successful" : "transaction_intent.failed"));
+    await step.run("notify-confirmed", async () => notify(intentId, (await intentStatus(intentId)) === "successful" ? "transaction_intent.successful" : "transaction_intent.failed"));
     return { intentId, outcome, confirmed: true };
   },
 );

@@ -15,7 +15,8 @@ import { userOperationEvents } from "@/test/chain";
 import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "@/test/relay-fixtures";
 import { cancelUnsignedIntent } from "./expire";
 import { inngest } from "../client";
-import { relayEvent, relayIntent } from "./relay";
+import { relayEvent } from "../events";
+import { relayIntent } from "./relay";
 import { resendUnsettledIntents } from "./unsettled";
 
 let ctx: ProjectContext;

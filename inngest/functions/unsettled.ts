@@ -2,10 +2,11 @@ import { and, eq, inArray } from "drizzle-orm";
 import { getDb, type Db } from "@/lib/db/client";
 import { functionRuns } from "@/lib/db/schema";
 import { unsettledIntents } from "@/lib/intents/relay";
+import { fanOutStragglers } from "@/lib/deliveries/publish";
 import { inngest } from "../client";
-import { sendEvents, type ServiceEvent } from "../runner";
-import { expireEvent } from "./expire";
-import { relayEvent, relayIntent } from "./relay";
+import { expireEvent, relayEvent, type ServiceEvent } from "../events";
+import { sendEvents } from "../runner";
+import { relayIntent } from "./relay";
 
 /** Relay runs started again for an intent whose run ended while it was still pending (a run from before a fix, say). */
 const RELAY_RESTARTS = 3;
@@ -38,7 +39,8 @@ async function relayEvents(db: Db, intentIds: string[]): Promise<ServiceEvent[]>
  * Every minute, sends again the event of each intent that has waited on its background run for a
  * while: a process that died after recording an intent but before sending its event, or whose send
  * failed after the commit (lib/http/after-commit.ts), leaves it with none. The event ids are the
- * ones first sent, so an intent whose run exists is not run twice.
+ * ones first sent, so an intent whose run exists is not run twice. Published events whose fan-out
+ * was lost the same way are fanned out.
  */
 export const resendUnsettledIntents = inngest.createFunction(
   { id: "resend-unsettled-intents", retries: 2, triggers: [{ cron: "* * * * *" }] },
@@ -49,6 +51,7 @@ export const resendUnsettledIntents = inngest.createFunction(
       const relays = await relayEvents(db, intents.filter((i) => i.status === "pending").map((i) => i.id));
       const expiries = intents.filter((i) => i.status !== "pending").map((i) => expireEvent(i.id));
       if (relays.length || expiries.length) await sendEvents([...relays, ...expiries]);
-      return { intents: intents.length };
+      const events = await fanOutStragglers(db);
+      return { intents: intents.length, events };
     }),
 );

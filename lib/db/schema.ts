@@ -349,6 +349,8 @@ export const transactionIntents = pgTable(
     error: text(),
     /** Its operation carries the account's initCode: at most one live intent per undeployed account does. */
     deploysAccount: boolean().notNull().default(false),
+    /** The API request that created it (req_): its events' log entries carry it as `requestID`. */
+    requestId: text(),
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
@@ -410,29 +412,146 @@ export const webhookSettings = pgTable(
   {
     ...tenant(),
     url: text().notNull(),
+    /** The Standard Webhooks signing secret (whsec_…), encrypted; null on rows set before it existed (made at the next set). */
+    encryptedSecret: text(),
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.livemode] })],
 );
 
-/** Each delivery attempt of an event to a webhook, for the dashboard and for debugging. */
+/**
+ * Each delivery attempt of an event to the project webhook or a trigger: the subscription log
+ * (`GET /v1/subscriptions/logs`, ids `eve_`; rows from before subscriptions have `whd_` ids).
+ */
 export const webhookDeliveries = pgTable(
   "webhook_deliveries",
   {
     id: text().primaryKey(),
     ...tenant(),
+    /** The delivered event (outbound_events); null on rows from before it existed. */
+    messageId: text(),
+    /** Null for the project webhook. */
+    subscriptionId: text(),
+    triggerId: text(),
+    /** The API request that caused the event (req_), or the monitor run (run_). */
+    requestId: text(),
     topic: text().notNull(),
     url: text().notNull(),
     objectId: text(),
     attempt: integer().notNull(),
+    /** How the attempt came about: the schedule, a redelivery from the dashboard, or a test. */
+    reason: text({ enum: ["scheduled", "redelivery", "test"] }).notNull().default("scheduled"),
     status: text({ enum: ["success", "failed"] }).notNull(),
     responseStatus: integer(),
+    /** The start of the receiver's answer (at most 1 KiB), for the dashboard. */
+    responseBody: text(),
     error: text(),
     durationMs: integer().notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+  (t) => [
+    index().on(t.projectId, t.livemode, t.createdAt),
+    index().on(t.messageId),
+    index().on(t.triggerId, t.createdAt),
+    index().on(t.projectId, t.livemode, t.objectId),
+  ],
+);
+
+/**
+ * An event the service publishes (`msg_`): its body is fixed when it happens, so every attempt and
+ * redelivery sends the same bytes under the same `webhook-id`. `dedupeKey` makes publishing the
+ * same happening twice (a retried step) one event.
+ */
+export const outboundEvents = pgTable(
+  "outbound_events",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    topic: text().notNull(),
+    objectId: text(),
+    requestId: text(),
+    /** The JSON body `{type, date, data}` exactly as sent. */
+    body: text().notNull(),
+    dedupeKey: text().notNull(),
+    /** Set once a delivery event was sent for each of its targets. */
+    fannedOutAt: timestamp({ withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex().on(t.projectId, t.dedupeKey), index("outbound_events_unfanned").on(t.fannedOutAt, t.createdAt)],
+);
+
+/** A subscription (`sub_`) ties a topic to triggers. Deleting one keeps its row (the log points at it). */
+export const subscriptions = pgTable(
+  "subscriptions",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    topic: text().notNull(),
+    deletedAt: timestamp({ withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.topic), index().on(t.projectId, t.livemode, t.createdAt)],
+);
+
+/**
+ * A subscription's target (`tri_`): a webhook URL with its own Standard Webhooks secret,
+ * encrypted. `failingSince` is the first failed attempt of the current run of failures;
+ * `disabledAt` is set once it has failed for three days in a row.
+ */
+export const triggers = pgTable(
+  "triggers",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    subscriptionId: text()
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: "cascade" }),
+    type: text({ enum: ["webhook"] }).notNull(),
+    target: text().notNull(),
+    encryptedSecret: text().notNull(),
+    failingSince: timestamp({ withTimezone: true }),
+    disabledAt: timestamp({ withTimezone: true }),
+    disabledReason: text(),
+    deletedAt: timestamp({ withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [index().on(t.subscriptionId, t.createdAt)],
+);
+
+/**
+ * An event definition (`eve_`): a balance the service watches, or a named topic. The monitor's
+ * state: `belowSinceBlock` is the first block it saw the value below the threshold in the current
+ * dip, `firedAt` set once the event went out for that dip (cleared when the value is back above).
+ */
+export const eventDefinitions = pgTable(
+  "event_definitions",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    name: text().notNull(),
+    topic: text().notNull(),
+    chainId: integer(),
+    contractId: text(),
+    functionName: text(),
+    functionArgs: jsonb().$type<string[]>(),
+    developerAccountId: text(),
+    /** Base units, as a decimal string. */
+    threshold: text(),
+    numberOfBlocks: integer().notNull().default(0),
+    lastValue: text(),
+    lastBlock: bigint({ mode: "number" }),
+    lastCheckedAt: timestamp({ withTimezone: true }),
+    lastError: text(),
+    belowSinceBlock: bigint({ mode: "number" }),
+    firedAt: timestamp({ withTimezone: true }),
+    deleted: boolean().notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt), index().on(t.topic, t.deleted)],
 );
 
 // --- Access: project claims, organization invites, shared rate limits (helper F) ---

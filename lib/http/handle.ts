@@ -12,6 +12,7 @@ import type { Operation } from "./operation";
 import { readRequest, type RouteParams } from "./read";
 import { redact } from "@/lib/redact";
 import { recordRequest } from "./request-log";
+import { withRequestId } from "./request-context";
 
 type RouteContext = { params: Promise<RouteParams> };
 
@@ -35,9 +36,13 @@ export function errorResponse(err: unknown, requestId: string): Response {
 
 /** Wraps an operation into a Next.js route handler: the one request pipeline of the API. */
 export function handle(op: Operation) {
-  return async (request: Request, route?: RouteContext): Promise<Response> => {
-    const started = performance.now();
+  return (request: Request, route?: RouteContext): Promise<Response> => {
     const requestId = newId("request");
+    return withRequestId(requestId, () => run(request, requestId, route));
+  };
+
+  async function run(request: Request, requestId: string, route?: RouteContext): Promise<Response> {
+    const started = performance.now();
     const url = new URL(request.url);
     let db: Db | null = null;
     let key: AuthenticatedKey | null = null;
@@ -87,5 +92,5 @@ export function handle(op: Operation) {
       });
     }
     return response;
-  };
+  }
 }

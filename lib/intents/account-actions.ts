@@ -13,6 +13,7 @@ import { serviceAccount } from "@/lib/keys/service-keys";
 import type { ProjectContext } from "@/lib/projects/service";
 import { liveDeployer } from "./deployer";
 import { loadPolicy, playerSender, recordIntent, type IntentPlan, type IntentRow, type IntentSender } from "./service";
+import { publishIntentEventAfterCommit } from "@/lib/deliveries/publish";
 
 /**
  * Operations on the account itself (ownership, recovery) as transaction intents: calls to the
@@ -108,10 +109,12 @@ async function recoveryPlan(db: Queryable, ctx: ProjectContext, id: string, step
 async function cancelUnsignedDeployer(db: Queryable, account: AccountRow) {
   const deployer = await liveDeployer(db, account.chainId, account.id);
   if (deployer?.status !== "awaiting_signature") return;
-  await db
+  const [cancelled] = await db
     .update(transactionIntents)
     .set({ status: "cancelled", error: "cancelled by start_recovery, whose operation deploys the account instead", updatedAt: sql`now()` })
-    .where(and(eq(transactionIntents.id, deployer.id), eq(transactionIntents.status, "awaiting_signature")));
+    .where(and(eq(transactionIntents.id, deployer.id), eq(transactionIntents.status, "awaiting_signature")))
+    .returning({ id: transactionIntents.id });
+  if (cancelled) await publishIntentEventAfterCommit(db, cancelled.id, "transaction_intent.cancelled");
 }
 
 /** Proposes a new owner; it can take over after the recovery period with a strict majority of the guardians' signatures. */

@@ -40,6 +40,7 @@ import type { CreateIntentInput, InteractionInput, ListIntentsInput } from "./sc
 import { claimDeployment, DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
 import { serializeIntent } from "./serializer";
 import { sessionSigning } from "./session-keys";
+import { currentRequestId } from "@/lib/http/request-context";
 
 export type IntentRow = typeof transactionIntents.$inferSelect;
 
@@ -393,6 +394,7 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
         maxCost: maxCost.toString(),
         tokenCharge: tokenCharge?.toString() ?? null,
         tokenWithdrawal: plan.tokenWithdrawal?.toString() ?? null,
+        requestId: currentRequestId(),
         sessionId: plan.sessionId ?? null,
         optimistic: plan.optimistic,
         confirmationBlocks: plan.confirmationBlocks,

@@ -18,6 +18,7 @@ import type { ProjectContext } from "@/lib/projects/service";
 import { chainNow, chainTime, lockSessionKey } from "./chain";
 import { MAX_WHITELIST, UINT48_MAX, type CreateSessionInput, type ListSessionsInput, type RevokeSessionInput } from "./schema";
 import { sessionStates, type SessionState } from "./state";
+import { publishIntentEventAfterCommit } from "@/lib/deliveries/publish";
 
 export type SessionRow = typeof sessions.$inferSelect;
 
@@ -186,10 +187,12 @@ export async function revokeSession(db: Queryable, ctx: ProjectContext, input: R
   }
   const { row, state } = live;
   if (state.status === "awaiting_signature") {
-    await db
+    const [cancelled] = await db
       .update(transactionIntents)
       .set({ status: "cancelled", error: "cancelled: its session was revoked before the owner signed", updatedAt: sql`now()` })
-      .where(and(eq(transactionIntents.id, state.registration!.id), eq(transactionIntents.status, "awaiting_signature")));
+      .where(and(eq(transactionIntents.id, state.registration!.id), eq(transactionIntents.status, "awaiting_signature")))
+      .returning({ id: transactionIntents.id });
+    if (cancelled) await publishIntentEventAfterCommit(db, cancelled.id, "transaction_intent.cancelled");
     return { session: await markRevoked(db, row.id), intent: null };
   }
   if (state.status === "registering") {

@@ -1,5 +1,4 @@
-import crypto from "node:crypto";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { webhookDeliveries, webhookSettings } from "@/lib/db/schema";
@@ -7,11 +6,12 @@ import { notFound } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { unixSeconds } from "@/lib/http/resource";
 import { newId } from "@/lib/ids";
-import { checkOutboundUrl, outboundFetch, OutboundRefusedError } from "@/lib/outbound";
-import { currentSecretKey, type ProjectContext } from "@/lib/projects/service";
-
-export const TOPICS = ["transaction_intent.broadcast", "transaction_intent.successful", "transaction_intent.failed", "transaction_intent.cancelled"] as const;
-export type Topic = (typeof TOPICS)[number];
+import { attemptDelivery } from "@/lib/deliveries/attempt";
+import { publish } from "@/lib/deliveries/publish";
+import { newSigningSecret, sealSigningSecret, webhookSecretOwner } from "@/lib/deliveries/signing";
+import { currentRequestId } from "@/lib/http/request-context";
+import { checkOutboundUrl } from "@/lib/outbound";
+import type { ProjectContext } from "@/lib/projects/service";
 
 export const webhookUrlField = () =>
   z
@@ -23,6 +23,8 @@ export const setWebhookInput = z.strictObject({ url: webhookUrlField() });
 export const webhookResponse = z.object({
   object: z.literal("webhook"),
   url: z.string(),
+  /** The Standard Webhooks signing secret (whsec_…): only in the answer that made it. */
+  secret: z.string().optional(),
   livemode: z.boolean(),
   createdAt: z.number().int(),
   updatedAt: z.number().int(),
@@ -40,14 +42,35 @@ const serialize = (row: WebhookRow) => ({
 
 const scoped = (ctx: ProjectContext) => and(eq(webhookSettings.projectId, ctx.projectId), eq(webhookSettings.livemode, ctx.livemode));
 
+/**
+ * Sets the mode's webhook URL. The first set (and the first after rows from before signing
+ * secrets existed) makes its Standard Webhooks secret, answered this once as `secret`; changing
+ * the URL keeps it. `rollWebhookSecret` replaces it.
+ */
 export async function setWebhook(db: Queryable, ctx: ProjectContext, url: string) {
   await checkOutboundUrl(url, { livemode: ctx.livemode, field: "url" });
+  const secret = newSigningSecret();
+  const sealed = sealSigningSecret(secret, webhookSecretOwner(ctx));
   const [row] = await db
     .insert(webhookSettings)
-    .values({ projectId: ctx.projectId, livemode: ctx.livemode, url })
-    .onConflictDoUpdate({ target: [webhookSettings.projectId, webhookSettings.livemode], set: { url, updatedAt: sql`now()` } })
+    .values({ projectId: ctx.projectId, livemode: ctx.livemode, url, encryptedSecret: sealed })
+    .onConflictDoUpdate({
+      target: [webhookSettings.projectId, webhookSettings.livemode],
+      set: { url, encryptedSecret: sql`coalesce(${webhookSettings.encryptedSecret}, excluded.encrypted_secret)`, updatedAt: sql`now()` },
+    })
     .returning();
-  return serialize(row!);
+  return { ...serialize(row!), ...(row!.encryptedSecret === sealed ? { secret } : {}) };
+}
+
+/** A new signing secret for the mode's webhook, answered once; the old one stops verifying at once. */
+export async function rollWebhookSecret(db: Queryable, ctx: ProjectContext): Promise<string | null> {
+  const secret = newSigningSecret();
+  const [row] = await db
+    .update(webhookSettings)
+    .set({ encryptedSecret: sealSigningSecret(secret, webhookSecretOwner(ctx)), updatedAt: sql`now()` })
+    .where(scoped(ctx))
+    .returning({ url: webhookSettings.url });
+  return row ? secret : null;
 }
 
 export async function deleteWebhook(db: Queryable, ctx: ProjectContext) {
@@ -61,93 +84,25 @@ export async function webhookOf(db: Queryable, ctx: ProjectContext): Promise<str
   return row?.url ?? null;
 }
 
-/**
- * What the official SDK's `constructWebhookEvent` checks: hex HMAC-SHA256 of the raw body, keyed
- * by the secret key with its first "sk_" and "test_" and every "-" removed (exactly its rule).
- */
-export function webhookSignature(secretKey: string, body: string): string {
-  const key = secretKey.replace("sk_", "").replace("test_", "").replace(/-/g, "");
-  return crypto.createHmac("sha256", key).update(body, "utf8").digest("hex");
-}
-
-export class WebhookDeliveryError extends Error {}
-
 /** The dashboard's "send test event": signed like every event, so a receiver's verification can be checked. */
 export const TEST_TOPIC = "test";
-
-const DELIVERY_TIMEOUT_MS = 10_000;
-
-/**
- * POSTs one event to the project's webhook and records the attempt; a non-2xx answer or a
- * network error throws, for the caller's retries. Returns false when no webhook is set.
- */
-export async function deliverEvent(
-  db: Queryable,
-  ctx: ProjectContext,
-  event: { topic: Topic | typeof TEST_TOPIC; objectId: string; data: unknown; attempt: number },
-): Promise<boolean> {
-  const url = await webhookOf(db, ctx);
-  if (!url) return false;
-  const secret = await currentSecretKey(db, ctx);
-  if (!secret) throw new WebhookDeliveryError(`project ${ctx.projectId} has no ${ctx.livemode ? "live" : "test"} secret key to sign with`);
-  const body = JSON.stringify({ type: event.topic, date: Math.floor(Date.now() / 1000), data: event.data });
-  const started = Date.now();
-  let responseStatus: number | null = null;
-  let error: string | null = null;
-  try {
-    // Checked again at each delivery: DNS may have changed since the URL was set. Redirects are not followed.
-    const res = await outboundFetch(
-      url,
-      {
-        method: "POST",
-        headers: { "content-type": "application/json", "openfort-signature": webhookSignature(secret, body), "user-agent": "smart-wallet-service-webhooks" },
-        body,
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-      },
-      { livemode: ctx.livemode },
-    );
-    responseStatus = res.status;
-    await res.body?.cancel();
-    if (res.status < 200 || res.status >= 300) error = `answered ${res.status}`;
-  } catch (err) {
-    if (err instanceof OutboundRefusedError) error = `refused: ${err.message}`;
-    else error = (err as Error).name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : `could not connect: ${(err as Error).message}`;
-  }
-  await db.insert(webhookDeliveries).values({
-    id: newId("webhookDelivery"),
-    projectId: ctx.projectId,
-    livemode: ctx.livemode,
-    topic: event.topic,
-    url,
-    objectId: event.objectId,
-    attempt: event.attempt,
-    status: error ? "failed" : "success",
-    responseStatus,
-    error,
-    durationMs: Date.now() - started,
-  });
-  // Only the origin: a webhook's path or query often carries the receiver's token.
-  if (error) throw new WebhookDeliveryError(`webhook ${new URL(url).origin} ${error}`);
-  return true;
-}
 
 /**
  * POSTs one test event now (not queued, so the developer sees the answer at once) and records
  * the attempt with the other deliveries. Answers the attempt, or null when no webhook is set.
  */
 export async function sendTestEvent(db: Queryable, ctx: ProjectContext) {
-  const id = newId("event");
+  if (!(await webhookOf(db, ctx))) return null;
+  const id = newId("message");
   const data = { id, object: "event", message: "A test event from the dashboard: your endpoint received and can verify our signature." };
-  try {
-    if (!(await deliverEvent(db, ctx, { topic: TEST_TOPIC, objectId: id, data, attempt: 1 }))) return null;
-  } catch (err) {
-    if (!(err instanceof WebhookDeliveryError)) throw err;
-  }
-  const [attempt] = await db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.objectId, id)));
+  const messageId = await publish(db, ctx, { topic: TEST_TOPIC, objectId: id, data, requestId: currentRequestId(), dedupeKey: `test:${id}` });
+  const result = await attemptDelivery(db, { messageId, target: "webhook", attempt: 1, reason: "test" });
+  if (!result.attemptId) return null;
+  const [attempt] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, result.attemptId));
   return attempt ?? null;
 }
 
-/** The mode's delivery attempts, newest first, for the dashboard. */
+/** The project webhook's delivery attempts in the mode, newest first, for the dashboard. */
 export async function listDeliveries(db: Queryable, ctx: ProjectContext, params: { limit: number; skip: number }) {
-  return listPage(db, webhookDeliveries, and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.livemode, ctx.livemode)), params);
+  return listPage(db, webhookDeliveries, and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.livemode, ctx.livemode), isNull(webhookDeliveries.triggerId)), params);
 }

@@ -8,7 +8,8 @@ import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { pageParams } from "@/lib/dashboard/paging";
 import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
-import { listDeliveries, TOPICS, webhookOf } from "@/lib/webhooks/service";
+import { INTENT_TOPICS } from "@/lib/deliveries/topics";
+import { listDeliveries, webhookOf } from "@/lib/webhooks/service";
 import { SendTestEvent } from "./test-event";
 
 export const metadata = { title: "Webhooks" };
@@ -28,7 +29,7 @@ export default async function WebhooksPage({ params, searchParams }: { params: S
         title="Webhooks"
         description={
           <>
-            Your endpoint receives {TOPICS.map((t) => <code key={t} className="mx-0.5 text-xs">{t}</code>)} as signed JSON POSTs (the <code className="text-xs">openfort-signature</code> header is the
+            Your endpoint receives {INTENT_TOPICS.map((t) => <code key={t} className="mx-0.5 text-xs">{t}</code>)} as signed JSON POSTs (the <code className="text-xs">openfort-signature</code> header is the
             HMAC-SHA256 of the body with your {scope.mode} secret key; the official SDK&apos;s <code className="text-xs">constructWebhookEvent</code> checks it). Failed deliveries are retried with backoff.
           </>
         }

@@ -1,0 +1,120 @@
+import { and, eq, isNull, lt, sql } from "drizzle-orm";
+import { deliveryEvent } from "@/inngest/events";
+import { sendEvents } from "@/inngest/send";
+import { getDb, type Queryable } from "@/lib/db/client";
+import { outboundEvents, subscriptions, transactionIntents, triggers, webhookSettings } from "@/lib/db/schema";
+import { afterCommit } from "@/lib/http/after-commit";
+import { newId } from "@/lib/ids";
+import { serializeIntent } from "@/lib/intents/serializer";
+import type { ProjectContext } from "@/lib/projects/service";
+import { isIntentTopic, type IntentTopic, type Topic } from "./topics";
+
+export interface Publication {
+  topic: Topic;
+  /** The object the event is about (tin_, eve_ …): the log's `object` filter. */
+  objectId: string | null;
+  data: unknown;
+  /** The API request (req_) or monitor run (run_) that caused it. */
+  requestId: string | null;
+  /** The happening, once per project: publishing it again (a retried step) gives the same event. */
+  dedupeKey: string;
+}
+
+/**
+ * Records an event with its body fixed now, and returns its id (`msg_`, the `webhook-id` of every
+ * attempt). Inside a transaction, call `fanOut` after the commit (`publishAfterCommit`).
+ */
+export async function publish(db: Queryable, ctx: ProjectContext, event: Publication): Promise<string> {
+  const body = JSON.stringify({ type: event.topic, date: Math.floor(Date.now() / 1000), data: event.data });
+  const [row] = await db
+    .insert(outboundEvents)
+    .values({ id: newId("message"), projectId: ctx.projectId, livemode: ctx.livemode, topic: event.topic, objectId: event.objectId, requestId: event.requestId, body, dedupeKey: event.dedupeKey })
+    .onConflictDoNothing()
+    .returning({ id: outboundEvents.id });
+  if (row) return row.id;
+  const [existing] = await db
+    .select({ id: outboundEvents.id })
+    .from(outboundEvents)
+    .where(and(eq(outboundEvents.projectId, ctx.projectId), eq(outboundEvents.dedupeKey, event.dedupeKey)));
+  return existing!.id;
+}
+
+/** Where a topic's events go in a mode: the project webhook ("webhook") for intent topics, and each live trigger subscribed to it. */
+export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic: string): Promise<string[]> {
+  const [webhook] = isIntentTopic(topic)
+    ? await db.select({ url: webhookSettings.url }).from(webhookSettings).where(and(eq(webhookSettings.projectId, ctx.projectId), eq(webhookSettings.livemode, ctx.livemode)))
+    : [];
+  const subscribed = await db
+    .select({ id: triggers.id })
+    .from(triggers)
+    .innerJoin(subscriptions, eq(subscriptions.id, triggers.subscriptionId))
+    .where(
+      and(
+        eq(subscriptions.projectId, ctx.projectId),
+        eq(subscriptions.livemode, ctx.livemode),
+        eq(subscriptions.topic, topic),
+        isNull(subscriptions.deletedAt),
+        isNull(triggers.deletedAt),
+        isNull(triggers.disabledAt),
+      ),
+    );
+  return [...(webhook ? ["webhook"] : []), ...subscribed.map((t) => t.id)];
+}
+
+/**
+ * Sends one delivery event per target of a published event, once: the targets are those at the
+ * time it happened (a trigger added later does not get old events). The delivery events' ids make
+ * a repeated fan-out (a crash before it was marked) start nothing twice.
+ */
+export async function fanOut(db: Queryable, messageId: string): Promise<number> {
+  const [message] = await db.select().from(outboundEvents).where(eq(outboundEvents.id, messageId));
+  if (!message || message.fannedOutAt) return 0;
+  const ctx = { projectId: message.projectId, livemode: message.livemode };
+  const targets = await deliveryTargets(db, ctx, message.topic);
+  if (targets.length) await sendEvents(targets.map((target) => deliveryEvent(message.id, target, message.projectId)));
+  await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(eq(outboundEvents.id, messageId));
+  return targets.length;
+}
+
+/**
+ * Publishes inside the caller's transaction and fans out once it commits: the event exists if and
+ * only if the change it reports does. A fan-out lost to a crash is redone by `fanOutStragglers`.
+ */
+export async function publishAfterCommit(tx: Queryable, ctx: ProjectContext, event: Publication): Promise<string> {
+  const messageId = await publish(tx, ctx, event);
+  await afterCommit(async () => void (await fanOut(await getDb(), messageId)));
+  return messageId;
+}
+
+/** Published events not fanned out a while after they happened (the process died first): fanned out now. */
+export async function fanOutStragglers(db: Queryable, olderThanSeconds = 30): Promise<number> {
+  const stragglers = await db
+    .select({ id: outboundEvents.id })
+    .from(outboundEvents)
+    .where(and(isNull(outboundEvents.fannedOutAt), lt(outboundEvents.createdAt, sql`now() - make_interval(secs => ${olderThanSeconds})`)))
+    .limit(500);
+  for (const { id } of stragglers) await fanOut(db, id);
+  return stragglers.length;
+}
+
+async function intentPublication(db: Queryable, intentId: string, topic: IntentTopic) {
+  const [intent] = await db.select().from(transactionIntents).where(eq(transactionIntents.id, intentId));
+  if (!intent) return null;
+  const ctx = { projectId: intent.projectId, livemode: intent.livemode };
+  return { ctx, event: { topic, objectId: intent.id, data: serializeIntent(intent), requestId: intent.requestId, dedupeKey: `${intent.id}:${topic}` } };
+}
+
+/** An intent's state change, as the project webhook and the topic's subscriptions receive it: `{type, date, data: <transactionIntent>}`. */
+export async function publishIntentEvent(db: Queryable, intentId: string, topic: IntentTopic): Promise<string | null> {
+  const publication = await intentPublication(db, intentId, topic);
+  if (!publication) return null;
+  const messageId = await publish(db, publication.ctx, publication.event);
+  await fanOut(db, messageId);
+  return messageId;
+}
+
+/** The same, for a state change made inside a transaction (a cancellation by an API request): fanned out after the commit. */
+export async function publishIntentEventAfterCommit(tx: Queryable, intentId: string, topic: IntentTopic): Promise<string | null> {
+  const publication = await intentPublication(tx, intentId, topic);
+  return publication ? publishAfterCommit(tx, publication.ctx, publication.event) : null;
+}
