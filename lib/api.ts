@@ -1,6 +1,7 @@
 import { accountOperations } from "@/lib/accounts/operations";
 import { contractOperations } from "@/lib/contracts/operations";
 import { developerAccountOperations } from "@/lib/developer-accounts/operations";
+import { eventOperations } from "@/lib/events/operations";
 import type { Operation } from "@/lib/http/operation";
 import { accountActionOperations } from "@/lib/intents/account-operations";
 import { intentOperations } from "@/lib/intents/operations";
@@ -12,4 +13,4 @@ import { sessionOperations } from "@/lib/sessions/operations";
 import { webhookOperations } from "@/lib/webhooks/operations";
 
 /** Every public operation, for the OpenAPI document. */
-export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...playerOwnershipOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations];
+export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...playerOwnershipOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations, ...eventOperations];

@@ -43,6 +43,8 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/settings/developer_accounts", () => import("@/app/v1/settings/developer_accounts/route")],
   ["/v1/settings/developer_accounts/message_to_sign", () => import("@/app/v1/settings/developer_accounts/message_to_sign/route")],
   ["/v1/settings/developer_accounts/[id]", () => import("@/app/v1/settings/developer_accounts/[id]/route")],
+  ["/v1/events", () => import("@/app/v1/events/route")],
+  ["/v1/events/[id]", () => import("@/app/v1/events/[id]/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 
