@@ -14,6 +14,7 @@ const SECTIONS = [
   ["/intents", "Transaction intents"],
   ["/reports", "Gas reports"],
   ["/webhooks", "Webhooks"],
+  ["/events", "Events"],
   ["/logs", "Request log"],
   ["/team", "Team"],
 ] as const;

@@ -1,10 +1,10 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { BaseError, encodeFunctionData, type Abi, type AbiFunction } from "viem";
 import { chainFor } from "@/lib/chain/registry";
 import { coerceArguments, resolveIdArguments, selectFunction } from "@/lib/contracts/arguments";
 import { getContract, type ContractRow } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
-import { eventDefinitions } from "@/lib/db/schema";
+import { contracts, developerAccounts, eventDefinitions } from "@/lib/db/schema";
 import { getDeveloperAccount } from "@/lib/developer-accounts/service";
 import { badRequest, notFound, referenced, type ErrorDetails } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
@@ -138,4 +138,19 @@ export async function deleteEvent(db: Queryable, ctx: ProjectContext, id: string
     .returning({ id: eventDefinitions.id });
   if (deleted.length === 0) throw notFound("event", id);
   return { id, object: "event" as const, deleted: true as const };
+}
+
+/** What the dashboard shows each definition watching: the contracts' and developer accounts' names and addresses, by id. */
+export async function watchedObjects(db: Queryable, ctx: ProjectContext, events: { contract: { id: string } | null; developerAccount: { id: string } | null }[]) {
+  const contractIds = [...new Set(events.flatMap((e) => (e.contract ? [e.contract.id] : [])))];
+  const accountIds = [...new Set(events.flatMap((e) => (e.developerAccount ? [e.developerAccount.id] : [])))];
+  const tenant = <T extends typeof contracts | typeof developerAccounts>(table: T) => and(eq(table.projectId, ctx.projectId), eq(table.livemode, ctx.livemode));
+  const [contractRows, accountRows] = await Promise.all([
+    contractIds.length ? db.select().from(contracts).where(and(tenant(contracts), inArray(contracts.id, contractIds))) : [],
+    accountIds.length ? db.select().from(developerAccounts).where(and(tenant(developerAccounts), inArray(developerAccounts.id, accountIds))) : [],
+  ]);
+  return {
+    contracts: new Map(contractRows.map((c) => [c.id, { name: c.name, address: c.address, deleted: c.deleted }])),
+    developerAccounts: new Map(accountRows.map((a) => [a.id, { name: a.name, address: a.address, deleted: a.deleted }])),
+  };
 }
