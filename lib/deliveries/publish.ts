@@ -39,8 +39,13 @@ export async function publish(db: Queryable, ctx: ProjectContext, event: Publica
   return existing!.id;
 }
 
-/** Where a topic's events go in a mode: the project webhook ("webhook") for intent topics, and each live trigger subscribed to it. */
-export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic: string): Promise<string[]> {
+/**
+ * Where a topic's events go in a mode: the project webhook ("webhook") for intent topics, and each
+ * live trigger subscribed to it. Given the event (`msg_`), only triggers created by the time it was
+ * published: a fan-out redone later by the sweep must not hand an old event to a trigger added since.
+ * (Compared in SQL: the timestamps have microseconds, a JS Date only milliseconds.)
+ */
+export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic: string, messageId?: string): Promise<string[]> {
   const [webhook] = isIntentTopic(topic)
     ? await db.select({ url: webhookSettings.url }).from(webhookSettings).where(and(eq(webhookSettings.projectId, ctx.projectId), eq(webhookSettings.livemode, ctx.livemode)))
     : [];
@@ -56,6 +61,7 @@ export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic:
         isNull(subscriptions.deletedAt),
         isNull(triggers.deletedAt),
         isNull(triggers.disabledAt),
+        messageId ? sql`${triggers.createdAt} <= (select ${outboundEvents.createdAt} from ${outboundEvents} where ${outboundEvents.id} = ${messageId})` : undefined,
       ),
     );
   return [...(webhook ? ["webhook"] : []), ...subscribed.map((t) => t.id)];
@@ -70,7 +76,7 @@ export async function fanOut(db: Queryable, messageId: string): Promise<number> 
   const [message] = await db.select().from(outboundEvents).where(eq(outboundEvents.id, messageId));
   if (!message || message.fannedOutAt) return 0;
   const ctx = { projectId: message.projectId, livemode: message.livemode };
-  const targets = await deliveryTargets(db, ctx, message.topic);
+  const targets = await deliveryTargets(db, ctx, message.topic, message.id);
   if (targets.length) await sendEvents(targets.map((target) => deliveryEvent(message.id, target, message.projectId)));
   await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(eq(outboundEvents.id, messageId));
   return targets.length;
