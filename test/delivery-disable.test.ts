@@ -114,4 +114,25 @@ describe("a trigger whose receiver keeps failing", () => {
     }, 20_000);
     expect(disabled.disabledAt!.getTime() - secondFailure).toBeGreaterThanOrEqual(DISABLE_AFTER_MS - 50);
   }, 60_000);
+
+  it("counts only scheduled attempts: a test or redelivery that failed long before does not have the next event's first failure disable it", async () => {
+    answers["/c"] = 503;
+    // An event from before the trigger: the trigger gets it only from the dashboard's test or redeliver.
+    const earlier = await happen();
+    const { triggerId } = await subscribe(ctx, "transaction_intent.successful", `${hooks.url}/c`);
+    const db = await getDb();
+    expect(await attemptDelivery(db, { messageId: earlier.messageId, target: triggerId, attempt: 90, reason: "test" })).toMatchObject({ outcome: "failed", responseStatus: 503 });
+    expect(await attemptDelivery(db, { messageId: earlier.messageId, target: triggerId, attempt: 91, reason: "redelivery" })).toMatchObject({ outcome: "failed", responseStatus: 503 });
+    expect((await triggerRow(triggerId)).failingSince).toBeNull();
+    // Longer ago than the disable period, the next event's scheduled attempts fail: a run starting now.
+    await new Promise((r) => setTimeout(r, DISABLE_AFTER_MS + 200));
+    const next = await happen();
+    await eventually("a scheduled failure of the next event", async () => (await attemptsOf(next.messageId, triggerId)).length >= 1);
+    const row = await triggerRow(triggerId);
+    expect(row.disabledAt).toBeNull();
+    expect(row.failingSince).not.toBeNull();
+    answers["/c"] = 200;
+    await eventually("delivered on a retry", async () => (await attemptsOf(next.messageId, triggerId)).some((a) => a.status === "success"));
+    expect(await triggerRow(triggerId)).toMatchObject({ disabledAt: null, failingSince: null });
+  }, 60_000);
 });

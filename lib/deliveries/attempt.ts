@@ -147,19 +147,25 @@ export async function attemptDelivery(
   return { outcome: error ? "failed" : "delivered", attemptId, responseStatus, error, durationMs, disabled };
 }
 
-/** Updates a trigger's run of failures; answers whether this failure disabled it. */
+/**
+ * Updates a trigger's run of failures; answers whether this failure disabled it. Only scheduled
+ * attempts start or extend a run: a test or redelivery that failed days before the next event
+ * would otherwise have that event's first failure disable the trigger at once.
+ */
 async function recordHealth(db: Queryable, triggerId: string, ok: boolean, reason: AttemptReason): Promise<boolean> {
   if (ok) {
     await db.update(triggers).set({ failingSince: null, disabledAt: null, disabledReason: null, updatedAt: sql`now()` }).where(eq(triggers.id, triggerId));
     return false;
   }
+  if (reason !== "scheduled") return false;
+  // Measured on the database's clock, which set failingSince (an app server's may differ). RETURNING sees the new row.
   const [row] = await db
     .update(triggers)
     .set({ failingSince: sql`coalesce(${triggers.failingSince}, now())` })
     .where(eq(triggers.id, triggerId))
-    .returning({ failingSince: triggers.failingSince, disabledAt: triggers.disabledAt });
-  if (!row || row.disabledAt || reason !== "scheduled") return false;
-  const failingFor = Date.now() - row.failingSince!.getTime();
+    .returning({ failingForMs: sql<number>`(extract(epoch from now() - ${triggers.failingSince}) * 1000)::float8`, disabledAt: triggers.disabledAt });
+  if (!row || row.disabledAt) return false;
+  const failingFor = Number(row.failingForMs);
   if (failingFor < disableAfterMs()) return false;
   const days = Math.round((failingFor / 86_400_000) * 10) / 10;
   const [disabled] = await db
