@@ -10,7 +10,8 @@ import { playerOperations } from "@/lib/players/operations";
 import { policyOperations, policyRuleOperations } from "@/lib/policies/operations";
 import { policyReportOperations } from "@/lib/policies/report-operations";
 import { sessionOperations } from "@/lib/sessions/operations";
+import { subscriptionOperations } from "@/lib/subscriptions/operations";
 import { webhookOperations } from "@/lib/webhooks/operations";
 
 /** Every public operation, for the OpenAPI document. */
-export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...playerOwnershipOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations, ...eventOperations];
+export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...playerOwnershipOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations, ...eventOperations, ...subscriptionOperations];

@@ -45,6 +45,15 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/settings/developer_accounts/[id]", () => import("@/app/v1/settings/developer_accounts/[id]/route")],
   ["/v1/events", () => import("@/app/v1/events/route")],
   ["/v1/events/[id]", () => import("@/app/v1/events/[id]/route")],
+  ["/v1/subscriptions", () => import("@/app/v1/subscriptions/route")],
+  ["/v1/subscriptions/test", () => import("@/app/v1/subscriptions/test/route")],
+  ["/v1/subscriptions/logs", () => import("@/app/v1/subscriptions/logs/route")],
+  ["/v1/subscriptions/logs/[id]", () => import("@/app/v1/subscriptions/logs/[id]/route")],
+  ["/v1/subscriptions/logs/[id]/redeliver", () => import("@/app/v1/subscriptions/logs/[id]/redeliver/route")],
+  ["/v1/subscriptions/[id]", () => import("@/app/v1/subscriptions/[id]/route")],
+  ["/v1/subscriptions/[id]/triggers", () => import("@/app/v1/subscriptions/[id]/triggers/route")],
+  ["/v1/subscriptions/[id]/triggers/[triggerId]", () => import("@/app/v1/subscriptions/[id]/triggers/[triggerId]/route")],
+  ["/v1/subscriptions/[id]/triggers/[triggerId]/enable", () => import("@/app/v1/subscriptions/[id]/triggers/[triggerId]/enable/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 

@@ -1,0 +1,138 @@
+import { and, eq, isNull, max, sql, type SQL } from "drizzle-orm";
+import type { Queryable } from "@/lib/db/client";
+import { outboundEvents, triggers, webhookDeliveries } from "@/lib/db/schema";
+import { attemptDelivery, type AttemptResult } from "@/lib/deliveries/attempt";
+import { deliveryTargets, publish } from "@/lib/deliveries/publish";
+import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
+import { listPage } from "@/lib/http/list";
+import { currentRequestId } from "@/lib/http/request-context";
+import { newId } from "@/lib/ids";
+import { checkOutboundUrl } from "@/lib/outbound";
+import type { ProjectContext } from "@/lib/projects/service";
+import { presentLog, type LogRow } from "./present";
+import type { ListLogsInput, TestTriggerInput, TestTriggerResponse } from "./schema";
+import { subscriptionRow } from "./service";
+
+const scopedLogs = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+  and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.livemode, ctx.livemode), ...conditions);
+
+/** Every delivery attempt of the mode (project webhook, triggers, tests), newest first, filtered. */
+export async function listLogs(db: Queryable, ctx: ProjectContext, input: ListLogsInput) {
+  const where = scopedLogs(
+    ctx,
+    input.topic ? eq(webhookDeliveries.topic, input.topic) : undefined,
+    input.status ? eq(webhookDeliveries.status, input.status) : undefined,
+    input.object ? eq(webhookDeliveries.objectId, input.object) : undefined,
+    input.subscription ? eq(webhookDeliveries.subscriptionId, input.subscription) : undefined,
+    input.trigger ? eq(webhookDeliveries.triggerId, input.trigger) : undefined,
+    input.requestID ? eq(webhookDeliveries.requestId, input.requestID) : undefined,
+  );
+  const { rows, total } = await listPage(db, webhookDeliveries, where, input);
+  return { data: rows.map((r) => presentLog(r)), total };
+}
+
+async function logRow(db: Queryable, ctx: ProjectContext, id: string): Promise<LogRow> {
+  const [row] = await db.select().from(webhookDeliveries).where(scopedLogs(ctx, eq(webhookDeliveries.id, id)));
+  if (!row) throw notFound("log", id);
+  return row;
+}
+
+export const getLog = async (db: Queryable, ctx: ProjectContext, id: string) => presentLog(await logRow(db, ctx, id), true);
+
+/**
+ * The dashboard's "Redeliver": one attempt now of the same event (same body, same webhook-id) to
+ * the same target: the trigger, the project webhook (at its current URL), or the URL a test went to.
+ */
+export async function redeliverLog(db: Queryable, ctx: ProjectContext, id: string) {
+  const row = await logRow(db, ctx, id);
+  if (!row.messageId) {
+    throw conflict(`Log ${row.id} is from before events were stored with their body, so it cannot be sent again.`);
+  }
+  // A test sent to a URL has neither trigger nor webhook (the project webhook never gets the test topic).
+  const adHoc = !row.triggerId && row.topic === "test";
+  const target = row.triggerId ?? (adHoc ? row.url : "webhook");
+  const [previous] = await db
+    .select({ attempt: max(webhookDeliveries.attempt) })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.messageId, row.messageId),
+        row.triggerId ? eq(webhookDeliveries.triggerId, row.triggerId) : isNull(webhookDeliveries.triggerId),
+        adHoc ? eq(webhookDeliveries.url, row.url) : undefined,
+      ),
+    );
+  if (adHoc) await checkOutboundUrl(row.url, { livemode: ctx.livemode, field: "url" });
+  const result = await attemptDelivery(db, {
+    messageId: row.messageId,
+    target,
+    attempt: (previous?.attempt ?? row.attempt) + 1,
+    reason: "redelivery",
+    ...(adHoc ? { url: row.url } : {}),
+  });
+  if (result.outcome === "gone" || !result.attemptId) {
+    throw conflict(row.triggerId ? `Trigger ${row.triggerId} (or its subscription) was deleted: there is nowhere to redeliver to.` : "The project webhook was removed: there is nowhere to redeliver to.");
+  }
+  return presentLog(await logRow(db, ctx, result.attemptId), true);
+}
+
+const TEST_MESSAGE = "A test event: your endpoint received it and can verify its signatures.";
+
+/**
+ * Where a test goes: a subscription's triggers (whatever its topic; a disabled one too, so a fixed
+ * receiver can be checked), a URL, or else every enabled trigger of the mode subscribed to `test`.
+ */
+async function testTargets(db: Queryable, ctx: ProjectContext, input: TestTriggerInput): Promise<{ target: string; url?: string }[]> {
+  if (input.subscription !== undefined && input.target !== undefined) {
+    throw badRequest("Give either subscription or target, not both.", { target: { value: input.target, message: "not with subscription" } });
+  }
+  if (input.target !== undefined) {
+    await checkOutboundUrl(input.target, { livemode: ctx.livemode, field: "target" });
+    return [{ target: input.target, url: input.target }];
+  }
+  if (input.subscription !== undefined) {
+    const subscription = await referenced(subscriptionRow(db, ctx, input.subscription), "subscription", input.subscription);
+    const rows = await db
+      .select({ id: triggers.id })
+      .from(triggers)
+      .where(and(eq(triggers.subscriptionId, subscription.id), isNull(triggers.deletedAt)));
+    return rows.map((r) => ({ target: r.id }));
+  }
+  return (await deliveryTargets(db, ctx, "test")).map((target) => ({ target }));
+}
+
+/**
+ * Publishes one `test` event and attempts each target once, now, so the caller sees each answer
+ * (logged like every attempt, reason "test"). No retries: the event is marked fanned out so the
+ * minute sweep does not send it to the `test` subscribers as well.
+ */
+export async function sendTest(db: Queryable, ctx: ProjectContext, input: TestTriggerInput): Promise<TestTriggerResponse> {
+  const targets = await testTargets(db, ctx, input);
+  if (targets.length === 0) return { sent: false, deliveries: [] };
+  const id = newId("message");
+  const messageId = await publish(db, ctx, {
+    topic: "test",
+    objectId: id,
+    data: { id, object: "event", message: TEST_MESSAGE },
+    requestId: currentRequestId(),
+    dedupeKey: `test:${id}`,
+  });
+  await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(eq(outboundEvents.id, messageId));
+  const results = await Promise.all(
+    targets.map(async ({ target, url }) => ({
+      target,
+      url,
+      result: await attemptDelivery(db, { messageId, target, attempt: 1, reason: "test", ...(url ? { url } : {}) }),
+    })),
+  );
+  const deliveries = results
+    .filter((r): r is typeof r & { result: AttemptResult & { attemptId: string } } => r.result.outcome !== "gone" && Boolean(r.result.attemptId))
+    .map(({ target, url, result }) => ({
+      id: result.attemptId,
+      trigger: url ? null : target,
+      status: result.outcome === "delivered" ? ("success" as const) : ("failed" as const),
+      responseStatus: result.responseStatus ?? null,
+      error: result.error ?? null,
+      durationMs: result.durationMs ?? 0,
+    }));
+  return { sent: deliveries.some((d) => d.status === "success"), deliveries };
+}
