@@ -1,6 +1,8 @@
 import Openfort from "@openfort/openfort-node";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
+import { triggers } from "@/lib/db/schema";
 import { openSigningSecret } from "@/lib/deliveries/signing";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject } from "./api";
@@ -39,8 +41,8 @@ describe("subscriptions API", () => {
     expect(got.status).toBe(200);
     expect(got.body.triggers.map((t: { id: string }) => t.id)).toEqual(sub.triggers.map((t: { id: string }) => t.id));
     expect(JSON.stringify(got.body)).not.toContain("whsec_");
-    const triggers = await call("GET", `/v1/subscriptions/${sub.id}/triggers`, { key });
-    expect(JSON.stringify(triggers.body)).not.toContain("whsec_");
+    const listed = await call("GET", `/v1/subscriptions/${sub.id}/triggers`, { key });
+    expect(JSON.stringify(listed.body)).not.toContain("whsec_");
   });
 
   it("creates one from a form body in bracket notation", async () => {
@@ -164,8 +166,6 @@ describe("subscriptions API", () => {
     expectError(await call("GET", `/v1/subscriptions/${another.id}/triggers/${added[0]}`, { key }), 404);
 
     // Enable: clears what the delivery health set.
-    const { triggers } = await import("@/lib/db/schema");
-    const { eq, sql } = await import("drizzle-orm");
     const db = await getDb();
     await db.update(triggers).set({ failingSince: sql`now() - interval '3 days'`, disabledAt: sql`now()`, disabledReason: "every delivery failed for 3 days" }).where(eq(triggers.id, added[0]!));
     const disabled = await call("GET", `${base}/${added[0]}`, { key });
@@ -216,9 +216,9 @@ describe("the official SDK", () => {
     const trigger = await api.createTrigger!(sub.id, { target: `${hook}/sdk2`, type: "webhook", subscription: sub.id });
     expect(trigger).toMatchObject({ object: "trigger", subscription: sub.id, target: `${hook}/sdk2`, type: "webhook" });
     expect(trigger.id).toMatch(/^tri_/);
-    const triggers = await api.getTriggers!(sub.id);
-    expect(triggers.total).toBe(2);
-    expect(triggers.data[0].id).toBe(trigger.id);
+    const sdkTriggers = await api.getTriggers!(sub.id);
+    expect(sdkTriggers.total).toBe(2);
+    expect(sdkTriggers.data[0].id).toBe(trigger.id);
     expect((await api.getTrigger!(sub.id, trigger.id)).target).toBe(`${hook}/sdk2`);
     // No body: every trigger on the test topic; this project has none.
     expect(await api.testTrigger!()).toMatchObject({ sent: false });
