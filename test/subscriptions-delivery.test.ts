@@ -7,7 +7,8 @@ import { startEmbeddedRunner } from "@/inngest/runner";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { outboundEvents, triggers, webhookDeliveries } from "@/lib/db/schema";
-import { fanOutStragglers } from "@/lib/deliveries/publish";
+import { attemptDelivery } from "@/lib/deliveries/attempt";
+import { fanOutStragglers, publish } from "@/lib/deliveries/publish";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject } from "./api";
 import { unfinishedDeliveries } from "./delivery-fixtures";
@@ -157,6 +158,19 @@ describe("test sends, redelivery, re-enabling", () => {
     // A redelivery of a deleted trigger's entry has nowhere to go.
     await call("DELETE", `/v1/subscriptions/${flaky.id}/triggers/${flaky.trigger}`, { key });
     expectError(await call("POST", `/v1/subscriptions/logs/${entry.body.id}/redeliver`, { key }), 409);
+
+    // The project webhook's attempts are in the log too (no subscription, no trigger), and redeliverable.
+    broken.add("/project-webhook");
+    await call("POST", "/v1/settings/webhook", { key, json: { url: `${hooks.url}/project-webhook` } });
+    const messageId = await publish(await getDb(), { projectId: project.id, livemode: false }, { topic: "transaction_intent.failed", objectId: "tin_x", data: { id: "tin_x" }, requestId: null, dedupeKey: "tin_x:failed" });
+    const first = await attemptDelivery(await getDb(), { messageId, target: "webhook", attempt: 1, reason: "scheduled" });
+    expect(first.outcome).toBe("failed");
+    const webhookLog = (await logs(key, { object: "tin_x" })).data;
+    expect(webhookLog).toMatchObject([{ id: first.attemptId, subscription: null, trigger: null, status: "failed", url: `${hooks.url}/project-webhook` }]);
+    broken.delete("/project-webhook");
+    const again = await call("POST", `/v1/subscriptions/logs/${first.attemptId}/redeliver`, { key });
+    expect(again.body).toMatchObject({ status: "success", trigger: null, event: messageId, attempt: 2, reason: "redelivery" });
+    expect(at("/project-webhook").map((r) => r.headers["webhook-id"])).toEqual([messageId, messageId]);
 
     // A log row from before events were stored (no message) cannot be redelivered.
     const db = await getDb();
