@@ -14,6 +14,7 @@ const SECTIONS = [
   ["/intents", "Transaction intents"],
   ["/reports", "Gas reports"],
   ["/webhooks", "Webhooks"],
+  ["/subscriptions", "Subscriptions"],
   ["/events", "Events"],
   ["/logs", "Request log"],
   ["/team", "Team"],

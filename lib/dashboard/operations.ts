@@ -1,10 +1,15 @@
-import { notFound } from "next/navigation";
+import { revalidatePath } from "next/cache";
+import { notFound, redirect } from "next/navigation";
+import type { z } from "zod";
 import { operations } from "@/lib/api";
 import { getDb } from "@/lib/db/client";
 import { ApiError, badRequest, type ErrorDetails } from "@/lib/http/errors";
 import { parseBracketParams } from "@/lib/http/form";
+import type { Operation } from "@/lib/http/operation";
 import { validate } from "@/lib/http/validate";
 import type { ProjectContext } from "@/lib/projects/service";
+import { projectScope } from "./context";
+import type { FormState } from "./form-state";
 
 export type OperationOutcome<T = unknown> =
   | { ok: true; data: T }
@@ -12,23 +17,29 @@ export type OperationOutcome<T = unknown> =
 
 const byId = new Map(operations.map((op) => [op.operationId, op]));
 
+/** The registered operation of that id (the dashboard's older string form names operations so). */
+export function operationById(operationId: string): Operation {
+  const op = byId.get(operationId);
+  if (!op) throw new Error(`unknown operation ${operationId}`);
+  return op;
+}
+
+type OperationInput = Record<string, unknown> | URLSearchParams | FormData;
+
 /**
  * Runs a public API operation for the dashboard, exactly as the API would (same validation,
  * same rules, same serialized resource), in the project and mode the developer is looking at.
+ * Given the operation itself (rather than its id) the outcome has the operation's result type.
  */
-export async function runOperation<T = Record<string, unknown>>(
-  ctx: ProjectContext,
-  operationId: string,
-  input: Record<string, unknown> | URLSearchParams | FormData = {},
-  params: Record<string, string> = {},
-): Promise<OperationOutcome<T>> {
-  const op = byId.get(operationId);
-  if (!op) throw new Error(`unknown operation ${operationId}`);
+export async function runOperation<I extends z.ZodType, R>(ctx: ProjectContext, operation: Operation<I, R>, input?: OperationInput, params?: Record<string, string>): Promise<OperationOutcome<R>>;
+export async function runOperation<T = Record<string, unknown>>(ctx: ProjectContext, operationId: string, input?: OperationInput, params?: Record<string, string>): Promise<OperationOutcome<T>>;
+export async function runOperation(ctx: ProjectContext, operation: Operation | string, input: OperationInput = {}, params: Record<string, string> = {}): Promise<OperationOutcome<unknown>> {
+  const op = typeof operation === "string" ? operationById(operation) : operation;
   try {
     const raw = input instanceof URLSearchParams || input instanceof FormData ? formInput(input) : input;
     const validated = validate(op.input, raw);
     const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
-    const data = (await op.run({ db: await getDb(), project: ctx, input: validated, params, path })) as T;
+    const data = await op.run({ db: await getDb(), project: ctx, input: validated, params, path });
     return { ok: true, data };
   } catch (err) {
     if (err instanceof ApiError) return { ok: false, status: err.status, error: { message: err.message, details: err.details } };
@@ -60,8 +71,10 @@ function formInput(form: URLSearchParams | FormData): Record<string, unknown> {
 }
 
 /** The operation's data for a page: a missing resource is the page's 404, a bad filter its error message. */
-export async function readOperation<T = Record<string, unknown>>(ctx: ProjectContext, operationId: string, input: Record<string, unknown> | URLSearchParams = {}, params: Record<string, string> = {}): Promise<T> {
-  const outcome = await runOperation<T>(ctx, operationId, input, params);
+export async function readOperation<I extends z.ZodType, R>(ctx: ProjectContext, operation: Operation<I, R>, input?: Record<string, unknown> | URLSearchParams, params?: Record<string, string>): Promise<R>;
+export async function readOperation<T = Record<string, unknown>>(ctx: ProjectContext, operationId: string, input?: Record<string, unknown> | URLSearchParams, params?: Record<string, string>): Promise<T>;
+export async function readOperation(ctx: ProjectContext, operation: Operation | string, input: Record<string, unknown> | URLSearchParams = {}, params: Record<string, string> = {}): Promise<unknown> {
+  const outcome = await runOperation<unknown>(ctx, operation as string, input, params);
   if (outcome.ok) return outcome.data;
   if (outcome.status === 404) notFound();
   throw new Error(outcome.error.message);
@@ -75,4 +88,27 @@ export async function found<T>(lookup: Promise<T>): Promise<T> {
     if (err instanceof ApiError && err.status === 404) notFound();
     throw err;
   }
+}
+
+/**
+ * What a dashboard form's server action does with an operation: check the developer belongs to
+ * the project, run the operation on the form, refresh the project's pages and answer the
+ * operation's result (or go to `redirectTo`, `{id}` being the created resource's id).
+ * Server actions call it with the operation object, which never crosses to the browser.
+ */
+export async function submitTypedOperation<I extends z.ZodType, R>(
+  operation: Operation<I, R>,
+  target: { projectId: string; mode: string; params?: Record<string, string>; redirectTo?: string },
+  form: FormData | Record<string, unknown>,
+): Promise<FormState & { result?: R }> {
+  const scope = await projectScope(target.projectId, target.mode);
+  const outcome = await runOperation(scope.ctx, operation, form, target.params);
+  if (!outcome.ok) return { error: outcome.error };
+  revalidatePath(scope.base, "layout");
+  const data = outcome.data as Record<string, unknown>;
+  if (target.redirectTo) {
+    const to = target.redirectTo.replace("{id}", String(data.id ?? ""));
+    if (to.startsWith("/") && !to.startsWith("//")) redirect(`${scope.base}${to}`);
+  }
+  return { ok: true, data, result: outcome.data };
 }

@@ -1,16 +1,19 @@
+import Link from "next/link";
 import { Badge } from "@/components/badge";
-import { ActionForm, SubmitButton, TextInput } from "@/components/form";
+import { ActionForm, SubmitButton } from "@/components/form";
 import { Card, EmptyState, PageHeader } from "@/components/page";
 import { Pagination, pageHref, Table } from "@/components/table";
 import { Time } from "@/components/time";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
+import { saveWebhookAction } from "@/lib/dashboard/webhooks";
 import { pageParams } from "@/lib/dashboard/paging";
 import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
 import { INTENT_TOPICS } from "@/lib/deliveries/topics";
 import { listDeliveries, webhookOf } from "@/lib/webhooks/service";
 import { SendTestEvent } from "./test-event";
+import { WebhookEndpoint } from "./webhook-secret";
 
 export const metadata = { title: "Webhooks" };
 
@@ -21,7 +24,7 @@ export default async function WebhooksPage({ params, searchParams }: { params: S
   const db = await getDb();
   const [url, deliveries] = await Promise.all([webhookOf(db, scope.ctx), listDeliveries(db, scope.ctx, page)]);
   const target = { projectId: scope.project.id, mode: scope.mode };
-  const save = submitOperation.bind(null, { ...target, operationId: "updateWebhook" });
+  const save = saveWebhookAction.bind(null, scope.project.id, scope.mode);
   const remove = submitOperation.bind(null, { ...target, operationId: "removeWebhook" });
   return (
     <>
@@ -29,30 +32,27 @@ export default async function WebhooksPage({ params, searchParams }: { params: S
         title="Webhooks"
         description={
           <>
-            Your endpoint receives {INTENT_TOPICS.map((t) => <code key={t} className="mx-0.5 text-xs">{t}</code>)} as signed JSON POSTs (the <code className="text-xs">openfort-signature</code> header is the
-            HMAC-SHA256 of the body with your {scope.mode} secret key; the official SDK&apos;s <code className="text-xs">constructWebhookEvent</code> checks it). Failed deliveries are retried with backoff.
+            Your endpoint receives {INTENT_TOPICS.map((t) => <code key={t} className="mx-0.5 text-xs">{t}</code>)} as JSON POSTs with two signatures, check either:{" "}
+            <code className="text-xs">openfort-signature</code>, the HMAC-SHA256 of the body with your {scope.mode} secret key, which the official SDK&apos;s{" "}
+            <code className="text-xs">constructWebhookEvent</code> checks; and the Standard Webhooks headers <code className="text-xs">webhook-id</code> (the event&apos;s id, the same on every retry),{" "}
+            <code className="text-xs">webhook-timestamp</code> and <code className="text-xs">webhook-signature</code>, signed with this endpoint&apos;s own signing secret (any Standard Webhooks library
+            verifies them and refuses replays). Failed deliveries are retried with backoff for about three days; every attempt is in the{" "}
+            <Link className="text-indigo-700 hover:underline" href={`${scope.base}/subscriptions/logs`}>
+              delivery log
+            </Link>
+            .
           </>
         }
       />
       <Card title={`${scope.mode === "test" ? "Test" : "Live"} endpoint`}>
-        <ActionForm action={save} className="flex flex-col gap-3 sm:flex-row sm:items-end">
-          <div className="flex-1">
-            <TextInput key={url ?? ""} label="URL" name="url" type="url" required defaultValue={url ?? ""} placeholder="https://example.com/webhooks/wallets" />
-          </div>
-          <div className="sm:pb-0.5">
-            <SubmitButton>{url ? "Update" : "Save"}</SubmitButton>
-          </div>
-        </ActionForm>
-        {url && (
-          <div className="mt-4 flex flex-wrap items-center gap-3 border-t border-slate-100 pt-4">
-            <SendTestEvent projectId={scope.project.id} mode={scope.mode} />
-            <ActionForm action={remove} className="ml-auto">
-              <SubmitButton variant="secondary" confirm="Stop sending events to this endpoint?">
-                Remove endpoint
-              </SubmitButton>
-            </ActionForm>
-          </div>
-        )}
+        <WebhookEndpoint save={save} url={url} projectId={scope.project.id} mode={scope.mode}>
+          <SendTestEvent projectId={scope.project.id} mode={scope.mode} />
+          <ActionForm action={remove} className="ml-auto">
+            <SubmitButton variant="secondary" confirm="Stop sending events to this endpoint?">
+              Remove endpoint
+            </SubmitButton>
+          </ActionForm>
+        </WebhookEndpoint>
       </Card>
       <h2 className="mb-2 text-sm font-semibold">Recent deliveries</h2>
       {deliveries.total === 0 ? (
