@@ -150,7 +150,9 @@ describe("fuzzing the OpenAPI document", () => {
         PATH_IDS.map(async (id) => {
           const res = await call(method, path.replace("{id}", id), { key: targets.key, ...(method === "POST" && { json: targets.valid[`${method} ${path}`] ?? {} }) });
           const problem = judge(res, `${method} ${path} id=${id.slice(0, 30)}`);
-          return problem ?? (res.status < 400 ? `${method} ${path} id=${id.slice(0, 30)} → ${res.status}, expected a 4xx` : null);
+          // A dot segment takes the request to another path (as curl and fetch would): no 4xx owed.
+          const elsewhere = !new URL(path.replace("{id}", id), "http://x").pathname.startsWith(path.split("{id}")[0]!);
+          return problem ?? (res.status < 400 && !elsewhere ? `${method} ${path} id=${id.slice(0, 30)} → ${res.status}, expected a 4xx` : null);
         }),
       );
       failures.push(...results.filter((r): r is string => r !== null));

@@ -63,10 +63,11 @@ export async function createSubscription(db: Queryable, ctx: ProjectContext, inp
   const made = input.triggers.map((t) => newTrigger(ctx, id, t));
   return db.transaction(async (tx) => {
     const [row] = await tx.insert(subscriptions).values({ id, ...ctx, topic: input.topic }).returning();
-    // clock_timestamp(), not the transaction's now(): the triggers keep the order they were given in.
+    // One microsecond apart: rows of one insert can share a clock reading, and the triggers keep
+    // the order they were given in.
     const rows = await tx
       .insert(triggers)
-      .values(made.map((m) => ({ ...m.row, createdAt: sql`clock_timestamp()`, updatedAt: sql`clock_timestamp()` })))
+      .values(made.map((m, i) => ({ ...m.row, createdAt: sql`now() + ${i} * interval '1 microsecond'`, updatedAt: sql`now()` })))
       .returning();
     const secrets = Object.fromEntries(made.map((m) => [m.row.id, m.secret]));
     const ordered = made.map((m) => rows.find((r) => r.id === m.row.id)!);
