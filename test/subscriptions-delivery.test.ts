@@ -10,6 +10,7 @@ import { outboundEvents, triggers, webhookDeliveries } from "@/lib/db/schema";
 import { attemptDelivery } from "@/lib/deliveries/attempt";
 import { fanOutStragglers, publish } from "@/lib/deliveries/publish";
 import type { ProjectWithKeys } from "@/lib/projects/service";
+import { listDeliveries, sendTestEvent } from "@/lib/webhooks/service";
 import { call, expectError, newProject } from "./api";
 import { unfinishedDeliveries } from "./delivery-fixtures";
 import { eventually, receiver, sponsoredDeposits, type ReceivedRequest } from "./relay-fixtures";
@@ -121,6 +122,13 @@ describe("test sends, redelivery, re-enabling", () => {
     const byRequest = await logs(key, { requestID: byTarget.headers.get("x-request-id") });
     expect(byRequest.data.map((l: { url: string }) => l.url)).toEqual([`${hooks.url}/ad-hoc`]);
 
+    // The dashboard's test of the project webhook goes there only; its attempts list leaves out
+    // the test to a bare URL, which was not the webhook's.
+    expect((await call("POST", "/v1/settings/webhook", { key, json: { url: `${hooks.url}/project-hook` } })).status).toBe(200);
+    expect(await sendTestEvent(await getDb(), { projectId: project.id, livemode: false })).toMatchObject({ status: "success", url: `${hooks.url}/project-hook` });
+    const webhookAttempts = await listDeliveries(await getDb(), { projectId: project.id, livemode: false }, { limit: 10, skip: 0 });
+    expect(webhookAttempts.rows.map((a) => a.url)).toEqual([`${hooks.url}/project-hook`]);
+
     // The minute sweep does not send test events again to the test topic's subscribers.
     await fanOutStragglers(await getDb(), 0);
     await new Promise((r) => setTimeout(r, 1500)); // the runner polls every 50 ms
@@ -174,7 +182,7 @@ describe("test sends, redelivery, re-enabling", () => {
 
     // A log row from before events were stored (no message) cannot be redelivered.
     const db = await getDb();
-    await db.insert(webhookDeliveries).values({ id: "whd_old", projectId: project.id, livemode: false, topic: "transaction_intent.successful", url: `${hooks.url}/old`, attempt: 1, status: "failed", durationMs: 3 });
+    await db.insert(webhookDeliveries).values({ id: "whd_old", projectId: project.id, livemode: false, target: "webhook", topic: "transaction_intent.successful", url: `${hooks.url}/old`, attempt: 1, status: "failed", durationMs: 3 });
     expect(expectError(await call("POST", "/v1/subscriptions/logs/whd_old/redeliver", { key }), 409).message).toMatch(/cannot be sent again/);
     expect((await call("GET", "/v1/subscriptions/logs/whd_old", { key })).body).toMatchObject({ id: "whd_old", event: null, subscription: null });
 

@@ -434,6 +434,8 @@ export const webhookDeliveries = pgTable(
     /** Null for the project webhook. */
     subscriptionId: text(),
     triggerId: text(),
+    /** Where it went: "webhook" (the project's), the trigger (tri_), or "url" (a test to an address given with it). */
+    target: text().notNull(),
     /** The API request that caused the event (req_), or the monitor run (run_). */
     requestId: text(),
     topic: text().notNull(),

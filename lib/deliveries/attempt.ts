@@ -130,6 +130,7 @@ export async function attemptDelivery(
     messageId: message.id,
     subscriptionId: destination.subscriptionId,
     triggerId: destination.triggerId,
+    target: args.url ? "url" : args.target,
     requestId: message.requestId,
     topic: message.topic,
     url: destination.url,
@@ -145,6 +146,14 @@ export async function attemptDelivery(
   let disabled = false;
   if (destination.triggerId && !args.url) disabled = await recordHealth(db, destination.triggerId, !error, args.reason);
   return { outcome: error ? "failed" : "delivered", attemptId, responseStatus, error, durationMs, disabled };
+}
+
+/** "3.2 days", "5 hours", "4 seconds": a shortened disable period (as in tests) reads right too. */
+function duration(ms: number): string {
+  const units: [string, number][] = [["day", 86_400_000], ["hour", 3_600_000], ["minute", 60_000], ["second", 1000]];
+  const [unit, size] = units.find(([, size]) => ms >= size) ?? units.at(-1)!;
+  const n = Math.round((ms / size) * 10) / 10;
+  return `${n} ${unit}${n === 1 ? "" : "s"}`;
 }
 
 /**
@@ -167,10 +176,9 @@ async function recordHealth(db: Queryable, triggerId: string, ok: boolean, reaso
   if (!row || row.disabledAt) return false;
   const failingFor = Number(row.failingForMs);
   if (failingFor < disableAfterMs()) return false;
-  const days = Math.round((failingFor / 86_400_000) * 10) / 10;
   const [disabled] = await db
     .update(triggers)
-    .set({ disabledAt: sql`now()`, disabledReason: `every delivery failed for ${days} days`, updatedAt: sql`now()` })
+    .set({ disabledAt: sql`now()`, disabledReason: `every delivery failed for ${duration(failingFor)}`, updatedAt: sql`now()` })
     .where(and(eq(triggers.id, triggerId), sql`${triggers.disabledAt} is null`))
     .returning({ id: triggers.id });
   return Boolean(disabled);

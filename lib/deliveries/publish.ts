@@ -40,6 +40,18 @@ export async function publish(db: Queryable, ctx: ProjectContext, event: Publica
 }
 
 /**
+ * Publishes a `test` event that its caller attempts itself, at once, to the targets it chose: it
+ * is recorded as fanned out already, so the minute sweep does not also send it to every trigger
+ * subscribed to `test`.
+ */
+export async function publishTest(db: Queryable, ctx: ProjectContext, message: string, requestId: string | null): Promise<string> {
+  const id = newId("message");
+  const messageId = await publish(db, ctx, { topic: "test", objectId: id, data: { id, object: "event", message }, requestId, dedupeKey: `test:${id}` });
+  await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(eq(outboundEvents.id, messageId));
+  return messageId;
+}
+
+/**
  * Where a topic's events go in a mode: the project webhook ("webhook") for intent topics, and each
  * live trigger subscribed to it. Given the event (`msg_`), only triggers created by the time it was
  * published: a fan-out redone later by the sweep must not hand an old event to a trigger added since.

@@ -1,12 +1,11 @@
-import { and, eq, isNull, max, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, max, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
-import { outboundEvents, triggers, webhookDeliveries } from "@/lib/db/schema";
+import { triggers, webhookDeliveries } from "@/lib/db/schema";
 import { attemptDelivery, type AttemptResult } from "@/lib/deliveries/attempt";
-import { deliveryTargets, publish } from "@/lib/deliveries/publish";
+import { deliveryTargets, publishTest } from "@/lib/deliveries/publish";
 import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { currentRequestId } from "@/lib/http/request-context";
-import { newId } from "@/lib/ids";
 import { checkOutboundUrl } from "@/lib/outbound";
 import type { ProjectContext } from "@/lib/projects/service";
 import { presentLog, type LogRow } from "./present";
@@ -108,15 +107,7 @@ async function testTargets(db: Queryable, ctx: ProjectContext, input: TestTrigge
 export async function sendTest(db: Queryable, ctx: ProjectContext, input: TestTriggerInput): Promise<TestTriggerResponse> {
   const targets = await testTargets(db, ctx, input);
   if (targets.length === 0) return { sent: false, deliveries: [] };
-  const id = newId("message");
-  const messageId = await publish(db, ctx, {
-    topic: "test",
-    objectId: id,
-    data: { id, object: "event", message: TEST_MESSAGE },
-    requestId: currentRequestId(),
-    dedupeKey: `test:${id}`,
-  });
-  await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(eq(outboundEvents.id, messageId));
+  const messageId = await publishTest(db, ctx, TEST_MESSAGE, currentRequestId());
   const results = await Promise.all(
     targets.map(async ({ target, url }) => ({
       target,

@@ -1,13 +1,12 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { webhookDeliveries, webhookSettings } from "@/lib/db/schema";
 import { notFound } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { unixSeconds } from "@/lib/http/resource";
-import { newId } from "@/lib/ids";
 import { attemptDelivery } from "@/lib/deliveries/attempt";
-import { publish } from "@/lib/deliveries/publish";
+import { publishTest } from "@/lib/deliveries/publish";
 import { newSigningSecret, sealSigningSecret, webhookSecretOwner } from "@/lib/deliveries/signing";
 import { currentRequestId } from "@/lib/http/request-context";
 import { checkOutboundUrl } from "@/lib/outbound";
@@ -84,18 +83,13 @@ export async function webhookOf(db: Queryable, ctx: ProjectContext): Promise<str
   return row?.url ?? null;
 }
 
-/** The dashboard's "send test event": signed like every event, so a receiver's verification can be checked. */
-export const TEST_TOPIC = "test";
-
 /**
  * POSTs one test event now (not queued, so the developer sees the answer at once) and records
  * the attempt with the other deliveries. Answers the attempt, or null when no webhook is set.
  */
 export async function sendTestEvent(db: Queryable, ctx: ProjectContext) {
   if (!(await webhookOf(db, ctx))) return null;
-  const id = newId("message");
-  const data = { id, object: "event", message: "A test event from the dashboard: your endpoint received and can verify our signature." };
-  const messageId = await publish(db, ctx, { topic: TEST_TOPIC, objectId: id, data, requestId: currentRequestId(), dedupeKey: `test:${id}` });
+  const messageId = await publishTest(db, ctx, "A test event from the dashboard: your endpoint received and can verify our signature.", currentRequestId());
   const result = await attemptDelivery(db, { messageId, target: "webhook", attempt: 1, reason: "test" });
   if (!result.attemptId) return null;
   const [attempt] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, result.attemptId));
@@ -104,5 +98,5 @@ export async function sendTestEvent(db: Queryable, ctx: ProjectContext) {
 
 /** The project webhook's delivery attempts in the mode, newest first, for the dashboard. */
 export async function listDeliveries(db: Queryable, ctx: ProjectContext, params: { limit: number; skip: number }) {
-  return listPage(db, webhookDeliveries, and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.livemode, ctx.livemode), isNull(webhookDeliveries.triggerId)), params);
+  return listPage(db, webhookDeliveries, and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.livemode, ctx.livemode), eq(webhookDeliveries.target, "webhook")), params);
 }
