@@ -111,7 +111,10 @@ export async function fanOutStragglers(db: Queryable, olderThanSeconds = 30): Pr
     .from(outboundEvents)
     .where(and(isNull(outboundEvents.fannedOutAt), lt(outboundEvents.createdAt, sql`now() - make_interval(secs => ${olderThanSeconds})`)))
     .limit(500);
-  for (const { id } of stragglers) await fanOut(db, id);
+  // One event that cannot be fanned out does not hold back the others; the run still fails, so it is retried.
+  const failures: unknown[] = [];
+  for (const { id } of stragglers) await fanOut(db, id).catch((err) => failures.push(err));
+  if (failures.length) throw new AggregateError(failures, `${failures.length} of ${stragglers.length} events could not be fanned out`);
   return stragglers.length;
 }
 
