@@ -116,7 +116,7 @@ describe("fuzzing the OpenAPI document", () => {
     let calls = 0;
     let rotation = 0;
     for (const { path, method, entry } of operations()) {
-      const url = path.replace("{id}", targets.ids[path] ?? "pla_x");
+      const url = path.replace("{id}", targets.ids[path] ?? "pla_x").replace("{triggerId}", targets.ids["{triggerId}"]!);
       const valid = targets.valid[`${method} ${path}`] ?? {};
       const inQuery = method === "GET" || method === "DELETE";
       const schema: Schema | undefined = inQuery
@@ -148,10 +148,10 @@ describe("fuzzing the OpenAPI document", () => {
     for (const { path, method } of operations().filter((op) => op.path.includes("{id}"))) {
       const results = await Promise.all(
         PATH_IDS.map(async (id) => {
-          const res = await call(method, path.replace("{id}", id), { key: targets.key, ...(method === "POST" && { json: targets.valid[`${method} ${path}`] ?? {} }) });
+          const res = await call(method, path.replace("{id}", id).replace("{triggerId}", targets.ids["{triggerId}"]!), { key: targets.key, ...(method === "POST" && { json: targets.valid[`${method} ${path}`] ?? {} }) });
           const problem = judge(res, `${method} ${path} id=${id.slice(0, 30)}`);
           // A dot segment takes the request to another path (as curl and fetch would): no 4xx owed.
-          const elsewhere = !new URL(path.replace("{id}", id), "http://x").pathname.startsWith(path.split("{id}")[0]!);
+          const elsewhere = !new URL(path.replace("{id}", id).replace("{triggerId}", "tri_x"), "http://x").pathname.startsWith(path.split("{id}")[0]!);
           return problem ?? (res.status < 400 && !elsewhere ? `${method} ${path} id=${id.slice(0, 30)} → ${res.status}, expected a 4xx` : null);
         }),
       );
@@ -163,7 +163,7 @@ describe("fuzzing the OpenAPI document", () => {
   it("answers hostile whole bodies with a JSON 4xx, on every operation that takes one", async () => {
     const failures: string[] = [];
     for (const { path, method } of operations().filter((op) => op.method === "POST" || op.method === "PUT")) {
-      const url = path.replace("{id}", targets.ids[path] ?? "pla_x");
+      const url = path.replace("{id}", targets.ids[path] ?? "pla_x").replace("{triggerId}", targets.ids["{triggerId}"]!);
       const results = await Promise.all([
         ...BODIES.map((body) => call(method, url, { key: targets.key, raw: { body, contentType: "application/json" } }).then((r) => judge(r, `${method} ${path} body=${body.slice(0, 30)}`))),
         call(method, url, { key: targets.key, raw: { body: "<a/>", contentType: "text/xml" } }).then((r) => judge(r, `${method} ${path} xml`)),

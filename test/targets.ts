@@ -5,7 +5,7 @@ import { call, newProject } from "./api";
 /** Real resources for every path of the API, and valid parameters for each operation, to aim hostile input at. */
 export interface Targets {
   key: string;
-  /** An id that exists, per OpenAPI path with `{id}`. */
+  /** An id that exists, per OpenAPI path with `{id}`; under "{triggerId}" the trigger of the subscription there. */
   ids: Record<string, string>;
   /** Valid parameters per `METHOD /path`, so a hostile value in one parameter gets past the required ones. */
   valid: Record<string, Record<string, unknown>>;
@@ -59,6 +59,20 @@ export async function createTargets(): Promise<Targets> {
   ids["/v1/settings/developer_accounts/{id}"] = developerAccount;
   valid["POST /v1/policies/{id}/withdraw"] = { account: developerAccount, amount: "1" };
   valid["GET /v1/settings/developer_accounts/message_to_sign"] = { address: ADDRESS };
+  // An event definition, a subscription with a trigger (to a port nothing listens on), and one logged attempt.
+  valid["POST /v1/events"] = { name: "low", topic: "balance.dev_account", developerAccount, chainId: 31337, threshold: "1" };
+  ids["/v1/events/{id}"] = (await call("POST", "/v1/events", { key, json: valid["POST /v1/events"] })).body.id;
+  const hook = { target: "http://127.0.0.1:9/hook", type: "webhook" };
+  valid["POST /v1/subscriptions"] = { topic: "transaction_intent.successful", triggers: [hook] };
+  const subscription = (await call("POST", "/v1/subscriptions", { key, json: valid["POST /v1/subscriptions"] })).body.id;
+  const created = (await call("GET", `/v1/subscriptions/${subscription}/triggers`, { key })).body.data[0].id;
+  for (const path of ["/v1/subscriptions/{id}", "/v1/subscriptions/{id}/triggers", "/v1/subscriptions/{id}/triggers/{triggerId}", "/v1/subscriptions/{id}/triggers/{triggerId}/enable"]) ids[path] = subscription;
+  ids["{triggerId}"] = created;
+  valid["POST /v1/subscriptions/{id}/triggers"] = hook;
+  valid["POST /v1/subscriptions/test"] = { subscription };
+  await call("POST", "/v1/subscriptions/test", { key, json: { subscription } });
+  const [attempt] = (await call("GET", "/v1/subscriptions/logs", { key, query: { subscription } })).body.data;
+  for (const path of ["/v1/subscriptions/logs/{id}", "/v1/subscriptions/logs/{id}/redeliver"]) ids[path] = attempt.id;
   ids["/v1/contracts/{id}/read"] = (
     await call("POST", "/v1/contracts", { key, json: { name: "EntryPoint", chainId: 31337, address: serviceDeployment().entryPoint, abi: entryPointAbi } })
   ).body.id;
