@@ -125,9 +125,15 @@ describe("test sends, redelivery, re-enabling", () => {
     // The dashboard's test of the project webhook goes there only; its attempts list leaves out
     // the test to a bare URL, which was not the webhook's.
     expect((await call("POST", "/v1/settings/webhook", { key, json: { url: `${hooks.url}/project-hook` } })).status).toBe(200);
-    expect(await sendTestEvent(await getDb(), { projectId: project.id, livemode: false })).toMatchObject({ status: "success", url: `${hooks.url}/project-hook` });
+    const dashboardTest = await sendTestEvent(await getDb(), { projectId: project.id, livemode: false });
+    expect(dashboardTest).toMatchObject({ status: "success", url: `${hooks.url}/project-hook` });
+    // Redelivered to the webhook as it is now: same webhook-id, signed with its whsec_ secret too.
+    expect((await call("POST", `/v1/subscriptions/logs/${dashboardTest!.id}/redeliver`, { key })).body).toMatchObject({ status: "success", subscription: null, trigger: null, attempt: 2 });
+    const [first, again] = at("/project-hook");
+    expect(again!.headers["webhook-id"]).toBe(first!.headers["webhook-id"]);
+    expect(again!.headers["webhook-signature"]).toMatch(/^v1,/);
     const webhookAttempts = await listDeliveries(await getDb(), { projectId: project.id, livemode: false }, { limit: 10, skip: 0 });
-    expect(webhookAttempts.rows.map((a) => a.url)).toEqual([`${hooks.url}/project-hook`]);
+    expect(webhookAttempts.rows.map((a) => a.url)).toEqual([`${hooks.url}/project-hook`, `${hooks.url}/project-hook`]);
 
     // The minute sweep does not send test events again to the test topic's subscribers.
     await fanOutStragglers(await getDb(), 0);

@@ -47,16 +47,16 @@ export async function redeliverLog(db: Queryable, ctx: ProjectContext, id: strin
   if (!row.messageId) {
     throw conflict(`Log ${row.id} is from before events were stored with their body, so it cannot be sent again.`);
   }
-  // A test sent to a URL has neither trigger nor webhook (the project webhook never gets the test topic).
-  const adHoc = !row.triggerId && row.topic === "test";
-  const target = row.triggerId ?? (adHoc ? row.url : "webhook");
+  // A test sent to a bare URL goes there again; anything else to its trigger or the webhook as they are now.
+  const adHoc = row.target === "url";
+  const target = adHoc ? row.url : row.target;
   const [previous] = await db
     .select({ attempt: max(webhookDeliveries.attempt) })
     .from(webhookDeliveries)
     .where(
       and(
         eq(webhookDeliveries.messageId, row.messageId),
-        row.triggerId ? eq(webhookDeliveries.triggerId, row.triggerId) : isNull(webhookDeliveries.triggerId),
+        eq(webhookDeliveries.target, row.target),
         adHoc ? eq(webhookDeliveries.url, row.url) : undefined,
       ),
     );
