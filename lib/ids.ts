@@ -20,6 +20,13 @@ export const ID_PREFIXES = {
   /** A published event, as the webhook-id header names it (Standard Webhooks calls them messages). */
   message: "msg",
   developer: "dev",
+  /** A player's sign-in method (linked account). */
+  identity: "lnk",
+  /** A signed-in player's session (not a session key: those are ses_). */
+  playerSession: "pss",
+  playerTokenKey: "ptk",
+  oauthConfig: "oac",
+  oauthSignin: "osi",
   organization: "org",
 } as const;
 

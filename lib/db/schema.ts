@@ -601,3 +601,121 @@ export const rateLimitCounters = pgTable(
   },
   (t) => [primaryKey({ columns: [t.bucket, t.windowStart] }), index().on(t.expiresAt)],
 );
+
+// Identity (/iam/v1): players' own credentials, their sessions, token signing keys, providers.
+
+/**
+ * One way a player signs in (the spec's linkedAccounts): a password (provider "email"), a wallet
+ * (SIWE, provider "wallet"), or a third-party identity (google, oidc, firebase, …) by its subject.
+ */
+export const playerIdentities = pgTable(
+  "player_identities",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    playerId: text()
+      .notNull()
+      .references(() => players.id, { onDelete: "cascade" }),
+    provider: text().notNull(),
+    /** The provider's user id (the OIDC subject, the wallet address lower-cased, the email lower-cased for "email"). */
+    externalUserId: text().notNull(),
+    email: text(),
+    /** Provider "email": scrypt hash (lib/developers/password.ts format). */
+    passwordHash: text(),
+    emailVerifiedAt: timestamp({ withTimezone: true, precision: 6 }),
+    disabled: boolean().notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("player_identities_provider_user_unique").on(t.projectId, t.livemode, t.provider, t.externalUserId),
+    index().on(t.playerId),
+    index().on(t.projectId, t.livemode, t.email),
+  ],
+);
+
+/**
+ * A signed-in player's session: the refresh token rotates at each use (only its hash is kept, with
+ * the generation it belongs to), and presenting an older generation revokes the session.
+ */
+export const playerSessions = pgTable(
+  "player_sessions",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    playerId: text()
+      .notNull()
+      .references(() => players.id, { onDelete: "cascade" }),
+    /** The identity it was opened with (provider), for the dashboard. */
+    provider: text().notNull(),
+    refreshHash: text().notNull(),
+    generation: integer().notNull().default(0),
+    expiresAt: timestamp({ withTimezone: true, precision: 6 }).notNull(),
+    revokedAt: timestamp({ withTimezone: true, precision: 6 }),
+    revokedReason: text(),
+    lastUsedAt: createdAt(),
+    createdAt: createdAt(),
+  },
+  (t) => [index().on(t.playerId), index().on(t.projectId, t.livemode, t.createdAt)],
+);
+
+/** ES256 key pairs that sign player tokens, per project and mode; retired keys stay published until their tokens expire. */
+export const playerTokenKeys = pgTable(
+  "player_token_keys",
+  {
+    /** The JWT `kid`. */
+    id: text().primaryKey(),
+    ...tenant(),
+    publicJwk: jsonb().$type<Record<string, string>>().notNull(),
+    /** The private JWK, sealed under the master key and bound to this key's id. */
+    encryptedPrivateJwk: text().notNull(),
+    createdAt: createdAt(),
+    retiredAt: timestamp({ withTimezone: true, precision: 6 }),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+);
+
+/** A third-party identity provider's configuration, per project and mode (the spec's OAuth configuration). */
+export const oauthConfigs = pgTable(
+  "oauth_configs",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    provider: text().notNull(),
+    enabled: boolean().notNull().default(true),
+    clientId: text(),
+    /** Client secret, bot token or provider API key: sealed, bound to this configuration. */
+    encryptedSecret: text(),
+    /** Where the provider answers: the OIDC issuer, or the opaque-token provider's API base URL. */
+    baseUrl: text(),
+    /** Provider-specific settings that are not secret (audience, JWKS URL, title id, …). */
+    settings: jsonb().$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [uniqueIndex("oauth_configs_provider_unique").on(t.projectId, t.livemode, t.provider)],
+);
+
+/** One browser sign-in with a provider (authorization code + PKCE): its state, and then its result for the game to collect once. */
+export const oauthSignins = pgTable(
+  "oauth_signins",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    provider: text().notNull(),
+    stateHash: text().notNull().unique(),
+    /** PKCE verifier and nonce, sealed. */
+    encryptedVerifier: text().notNull(),
+    nonce: text().notNull(),
+    redirectTo: text(),
+    /** The key the game polls GET /iam/v1/oauth/google/token with (its hash). */
+    keyHash: text().notNull().unique(),
+    /** The sign-in's result ({player, token, refreshToken}), sealed; cleared when collected. */
+    encryptedResult: text(),
+    error: text(),
+    expiresAt: timestamp({ withTimezone: true, precision: 6 }).notNull(),
+    completedAt: timestamp({ withTimezone: true, precision: 6 }),
+    collectedAt: timestamp({ withTimezone: true, precision: 6 }),
+    createdAt: createdAt(),
+  },
+);
