@@ -666,7 +666,7 @@ export const playerTokenKeys = pgTable(
     /** The JWT `kid`. */
     id: text().primaryKey(),
     ...tenant(),
-    publicJwk: jsonb().$type<Record<string, string>>().notNull(),
+    publicJwk: jsonb().$type<Record<string, unknown>>().notNull(),
     /** The private JWK, sealed under the master key and bound to this key's id. */
     encryptedPrivateJwk: text().notNull(),
     createdAt: createdAt(),

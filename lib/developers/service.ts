@@ -6,7 +6,7 @@ import { newId } from "@/lib/ids";
 import { claimProjectInto } from "@/lib/projects/claims";
 import { createProject } from "@/lib/projects/service";
 import { acceptInviteIn, openInvite } from "./invites";
-import { decoyHash, hashPassword, verifyPassword } from "./password";
+import { decoyHash, hashPassword, verifyPassword } from "@/lib/keys/password";
 import type { SignUpInput } from "./schema";
 
 export type DeveloperRow = typeof developers.$inferSelect;

@@ -7,7 +7,7 @@ import { ApiError } from "./errors";
 
 export type KeyKind = "secret" | "publishable";
 
-const authError = (message: string) =>
+export const authError = (message: string) =>
   new ApiError(401, "authentication_error", message, undefined, { "www-authenticate": 'Bearer realm="api"' });
 
 /** The key from `Authorization: Bearer <key>` or HTTP Basic with the key as user name. */
@@ -26,6 +26,12 @@ export function extractKey(request: Request): string | null {
     default:
       return null;
   }
+}
+
+/** The token of `Authorization: Bearer <token>`, for credentials that are not API keys. */
+export function bearerToken(request: Request): string | null {
+  const [scheme, token] = (request.headers.get("authorization") ?? "").trim().split(/\s+/, 2);
+  return scheme?.toLowerCase() === "bearer" && token ? token : null;
 }
 
 const redact = (key: string) => (key.length > 12 ? `${key.slice(0, 8)}…${key.slice(-4)}` : "***");

@@ -1,7 +1,7 @@
 import { getDb, type Db } from "@/lib/db/client";
 import { newId } from "@/lib/ids";
-import type { AuthenticatedKey } from "@/lib/projects/service";
-import { authenticate, requireHttps } from "./auth";
+import type { ProjectContext } from "@/lib/projects/service";
+import { requireHttps } from "./auth";
 import { ApiError } from "./errors";
 import { requestOrigin } from "./origin";
 import { withProjectShare } from "./concurrency";
@@ -9,7 +9,8 @@ import { clientAddress } from "./client-address";
 import { EXPENSIVE_OPERATIONS, enforce, limits, projectScope, takeToken } from "./rate-limit";
 import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
-import { readRequest, type RouteParams } from "./read";
+import { authenticateRequest, isApiRequest } from "./principals";
+import { pathParams as readPathParams, readingRequest, readRequest, type RouteParams } from "./read";
 import { redact } from "@/lib/redact";
 import { recordRequest } from "./request-log";
 import { withRequestId } from "./request-context";
@@ -45,46 +46,62 @@ export function handle(op: Operation) {
     const started = performance.now();
     const url = new URL(request.url);
     let db: Db | null = null;
-    let key: AuthenticatedKey | null = null;
+    let project: ProjectContext | null = null;
     let response: Response;
+    const kind = op.auth ?? "secret";
     try {
       requireHttps(request);
       db = await getDb();
-      key = await authenticate(db, request, op.auth ?? "secret").catch(async (err: unknown) => {
-        // Unauthenticated callers are limited per client address: guessing keys costs a 429 soon.
+      // Strategies read a path parameter or two as they are; the parameters are checked after authentication.
+      const routeParams = (await route?.params) ?? {};
+      const unchecked = Object.fromEntries(Object.entries(routeParams).filter((e): e is [string, string] => typeof e[1] === "string"));
+      const caller = await authenticateRequest(db, kind, { request, url, params: unchecked }).catch(async (err: unknown) => {
+        // Unauthenticated callers are limited per client address: guessing credentials costs a 429 soon.
         if (err instanceof ApiError && err.status === 401) {
           await enforce(db!, `unauthenticated:${clientAddress(request.headers)}`, limits.public(), "Too many requests with invalid credentials from your address");
         }
         throw err;
       });
-      await takeToken(db, key, op.operationId);
-      const project = { projectId: key.projectId, livemode: key.livemode };
-      const { raw, input, params } = await readRequest(op, request, url, route?.params);
+      project = caller.project;
+      if (project && isApiRequest(kind)) await takeToken(db, project, op.operationId);
+      const params = await readingRequest(() => readPathParams(routeParams));
+      const { raw, input } = await readRequest(op, request, url, caller.body);
       const activeDb = db;
       // With an Idempotency-Key, `runDb` is the transaction that also stores the key's response.
-      const run = (runDb: Db) => op.run({ db: runDb, project, input, params, path: url.pathname, origin: requestOrigin(request.headers, request.url), headers: request.headers });
+      const run = (runDb: Db) =>
+        op.run({
+          db: runDb,
+          project: caller.project,
+          principal: caller.principal,
+          input,
+          params,
+          path: url.pathname,
+          origin: requestOrigin(request.headers, request.url),
+          headers: request.headers,
+          clientAddress: clientAddress(request.headers),
+        });
       const execute = async (runDb: Db = activeDb) => {
-        const body = EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(projectScope(project), () => run(runDb)) : await run(runDb);
-        if (process.env.VITEST) op.response.parse(body); // the documented shape is the real shape
+        const body = project && EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(projectScope(project), () => run(runDb)) : await run(runDb);
+        if (process.env.VITEST && !(body instanceof Response)) op.response.parse(body); // the documented shape is the real shape
         return { status: 200, body };
       };
       const idempotencyKey = request.headers.get("idempotency-key");
-      if (op.method === "POST" && idempotencyKey) {
+      if (op.method === "POST" && idempotencyKey && project) {
         const hash = requestHash(op.method, url.pathname, raw);
         const outcome = await runIdempotent(db, project, idempotencyKey, hash, execute);
         response = jsonResponse(outcome.body, outcome.status, outcome.replayed ? { "idempotent-replayed": "true" } : {});
       } else {
         const outcome = await execute();
-        response = jsonResponse(outcome.body, outcome.status);
+        response = outcome.body instanceof Response ? outcome.body : jsonResponse(outcome.body, outcome.status);
       }
     } catch (err) {
       response = errorResponse(err, requestId);
     }
     response.headers.set("x-request-id", requestId);
-    if (db) {
+    if (db && isApiRequest(kind)) {
       recordRequest(db, {
         id: requestId,
-        project: key && { projectId: key.projectId, livemode: key.livemode },
+        project,
         method: request.method,
         path: url.pathname,
         status: response.status,

@@ -1,13 +1,15 @@
 import type { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import type { ProjectContext } from "@/lib/projects/service";
-import type { KeyKind } from "./auth";
+import type { AuthKind, PrincipalOf, ProjectOf } from "./principals";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
-export interface OperationContext<Input> {
+export interface OperationContext<Input, A extends AuthKind = "secret"> {
   db: Db;
-  project: ProjectContext;
+  /** The project and mode the request acts in (none for the admin token). */
+  project: ProjectOf<A>;
+  /** Who is calling, as the operation's authentication strategy proved it (absent when the dashboard runs an operation). */
+  principal?: PrincipalOf[A];
   input: Input;
   params: Record<string, string>;
   /** The request path, used as the `url` of list envelopes. */
@@ -16,27 +18,33 @@ export interface OperationContext<Input> {
   origin?: string;
   /** The request's headers (absent when the dashboard runs an operation), for the few parameters sent as headers. */
   headers?: Headers;
+  /** The client's address, for per-address limits of unauthenticated work (sign-in attempts). */
+  clientAddress?: string;
 }
 
 /**
  * One endpoint, declared once: the route handler, request validation, response checking in
  * tests and the OpenAPI document are all derived from this.
  */
-export interface Operation<InputSchema extends z.ZodType = z.ZodType, Result = unknown> {
+export interface Operation<InputSchema extends z.ZodType = z.ZodType, Result = unknown, A extends AuthKind = AuthKind> {
   operationId: string;
   method: HttpMethod;
   /** OpenAPI-style path, e.g. `/v1/players/{id}`. */
   path: string;
   summary: string;
   tag: string;
-  /** Which key the endpoint accepts; secret by default. */
-  auth?: KeyKind;
+  /** How the caller authenticates (lib/http/principals.ts); a secret key by default. */
+  auth?: A;
+  /** Left out of the public API's OpenAPI document (the dashboard's, the signing page's and the CLI's own routes). */
+  internal?: boolean;
   /** Query parameters for GET and DELETE, the body (merged over the query) otherwise. */
   input: InputSchema;
+  /** The answer's shape; a `Response` returned by `run` (a CSV download) is sent as it is. */
   response: z.ZodType;
-  run: (ctx: OperationContext<z.output<InputSchema>>) => Promise<Result>;
+  // A method, so an operation of any strategy is an `Operation` (parameters are compared bivariantly).
+  run(ctx: OperationContext<z.output<InputSchema>, A>): Promise<Result>;
 }
 
-export function defineOperation<InputSchema extends z.ZodType, Result>(op: Operation<InputSchema, Result>) {
+export function defineOperation<InputSchema extends z.ZodType, Result, A extends AuthKind = "secret">(op: Operation<InputSchema, Result, A>) {
   return op;
 }

@@ -42,13 +42,12 @@ export function pathParams(raw: RouteParams): Record<string, string> {
 }
 
 /** Query, body and path of a request to `op`, validated: every way it can fail is a 4xx. */
-export function readRequest(op: Operation, request: Request, url: URL, routeParams: Promise<RouteParams> | undefined) {
+export function readRequest(op: Operation, request: Request, url: URL, readAlready?: Record<string, unknown>) {
   return readingRequest(async () => {
-    const params = pathParams((await routeParams) ?? {});
     const query = parseBracketParams(url.searchParams);
     const raw: Record<string, unknown> =
-      op.method === "GET" || op.method === "DELETE" ? query : { ...query, ...(await readBody(request, undefined, MAX_PARAMS - url.searchParams.size)) };
+      op.method === "GET" || op.method === "DELETE" ? query : { ...query, ...(readAlready ?? (await readBody(request, undefined, MAX_PARAMS - url.searchParams.size))) };
     const input = validate(op.input, raw);
-    return { raw, input, params };
+    return { raw, input };
   });
 }

@@ -146,6 +146,12 @@ export async function findKey(db: Queryable, rawKey: string): Promise<Authentica
   return row ?? null;
 }
 
+/** A current publishable key (a secret key given where a publishable one is named is not one). */
+export async function findPublishableKey(db: Queryable, publishableKey: string): Promise<AuthenticatedKey | null> {
+  const key = await findKey(db, publishableKey);
+  return key?.kind === "publishable" ? key : null;
+}
+
 /** The mode's current secret key in clear, for signing webhooks with it (never returned by the API). */
 export async function currentSecretKey(db: Queryable, ctx: { projectId: string; livemode: boolean }): Promise<string | null> {
   const [row] = await db

@@ -6,7 +6,7 @@ import { decodedJson } from "@/lib/contracts/decoded-json";
 import { getContract } from "@/lib/contracts/service";
 import type { Db, Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
-import { ApiError, badRequest } from "@/lib/http/errors";
+import { ApiError } from "@/lib/http/errors";
 import { validate } from "@/lib/http/validate";
 import { relayIntent } from "@/lib/intents/operations";
 import { signatureInput } from "@/lib/intents/schema";
@@ -173,11 +173,4 @@ export async function submitLinkSignature(db: Db, token: string, intentId: strin
 /** The intent's progress for the page's polling: the link keeps reading it after signing, until it expires. */
 export async function linkStatus(db: Queryable, token: string, intentId: string): Promise<SigningStatus> {
   return signingStatus((await intentOfLink(db, token, intentId)).intent);
-}
-
-/** The token a request carries: `?t=` or a JSON/form `token` field. */
-export function tokenOf(url: URL, body: Record<string, unknown> = {}): string {
-  const token = url.searchParams.get("t") ?? body.token;
-  if (typeof token !== "string" || token === "") throw badRequest("The signing link's token is missing: open the page from the full link.", { t: { message: "required" } });
-  return token;
 }

@@ -1,3 +1,4 @@
-import { postLinkSignature } from "@/lib/signing/routes";
+import { routes } from "@/lib/http/routes";
+import { signingLinkSignature } from "@/lib/signing/operations";
 
-export const POST = postLinkSignature;
+export const { GET, POST, PUT, PATCH, DELETE } = routes(signingLinkSignature);

@@ -1,4 +1,5 @@
-import { getLinkStatus } from "@/lib/signing/routes";
+import { routes } from "@/lib/http/routes";
+import { signingLinkStatus } from "@/lib/signing/operations";
 
 export const dynamic = "force-dynamic";
-export const GET = getLinkStatus;
+export const { GET, POST, PUT, PATCH, DELETE } = routes(signingLinkStatus);
