@@ -13,5 +13,12 @@ import { sessionOperations } from "@/lib/sessions/operations";
 import { subscriptionOperations } from "@/lib/subscriptions/operations";
 import { webhookOperations } from "@/lib/webhooks/operations";
 
+// Identity API operations are added to `iamOperations` below by the lines marked for them.
+const iamOperations: Operation[] = [
+  // iam: credentials (sign-up, login, tokens, sessions)
+  // iam: providers (configurations, verification, players)
+  // iam: browser sign-in (Google, SIWE)
+];
+
 /** Every public operation, for the OpenAPI document. */
-export const operations: Operation[] = [...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...playerOwnershipOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations, ...eventOperations, ...subscriptionOperations];
+export const operations: Operation[] = [...iamOperations, ...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...playerOwnershipOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations, ...eventOperations, ...subscriptionOperations];

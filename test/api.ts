@@ -54,6 +54,9 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/subscriptions/[id]/triggers", () => import("@/app/v1/subscriptions/[id]/triggers/route")],
   ["/v1/subscriptions/[id]/triggers/[triggerId]", () => import("@/app/v1/subscriptions/[id]/triggers/[triggerId]/route")],
   ["/v1/subscriptions/[id]/triggers/[triggerId]/enable", () => import("@/app/v1/subscriptions/[id]/triggers/[triggerId]/enable/route")],
+  // iam: credentials (sign-up, login, tokens, sessions)
+  // iam: providers (configurations, verification, players)
+  // iam: browser sign-in (Google, SIWE)
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 

@@ -1,0 +1,119 @@
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { z } from "zod";
+import type { Queryable } from "@/lib/db/client";
+import { playerIdentities, players } from "@/lib/db/schema";
+import { unixSeconds } from "@/lib/http/resource";
+import { newId } from "@/lib/ids";
+import type { PlayerRow } from "@/lib/players/service";
+import type { ProjectContext } from "@/lib/projects/service";
+
+export type IdentityRow = typeof playerIdentities.$inferSelect;
+
+/** How a player signs in: "email" (password), "wallet" (SIWE), or a third-party provider's name. */
+export interface NewIdentity {
+  provider: string;
+  /** The provider's user id: an OIDC subject, a wallet address, a lower-cased email for "email". */
+  externalUserId: string;
+  email?: string | null;
+  passwordHash?: string | null;
+}
+
+/** The spec's linkedAccounts entry. */
+export const linkedAccountResponse = z.object({
+  provider: z.string(),
+  email: z.string().nullable(),
+  externalUserId: z.string(),
+  disabled: z.boolean(),
+  verified: z.boolean(),
+  updatedAt: z.number().int(),
+});
+
+/** The spec's authenticated player (identity API). */
+export const authPlayerResponse = z.object({
+  id: z.string(),
+  object: z.literal("player"),
+  createdAt: z.number().int(),
+  name: z.string().nullable(),
+  email: z.string().nullable(),
+  linkedAccounts: z.array(linkedAccountResponse),
+});
+export type AuthPlayerResponse = z.infer<typeof authPlayerResponse>;
+
+/** Identities key on a normalised user id: emails and addresses compare case-insensitively. */
+export const normalisedUserId = (provider: string, externalUserId: string) =>
+  provider === "email" || provider === "wallet" ? externalUserId.trim().toLowerCase() : externalUserId;
+
+/** The identity of `provider` with that user id in the project and mode, with its player (not deleted). */
+export async function findIdentity(db: Queryable, ctx: ProjectContext, provider: string, externalUserId: string): Promise<{ identity: IdentityRow; player: PlayerRow } | null> {
+  const [row] = await db
+    .select({ identity: playerIdentities, player: players })
+    .from(playerIdentities)
+    .innerJoin(players, eq(players.id, playerIdentities.playerId))
+    .where(
+      and(
+        eq(playerIdentities.projectId, ctx.projectId),
+        eq(playerIdentities.livemode, ctx.livemode),
+        eq(playerIdentities.provider, provider),
+        eq(playerIdentities.externalUserId, normalisedUserId(provider, externalUserId)),
+      ),
+    );
+  if (!row || row.player.deletedAt) return null;
+  return row;
+}
+
+/**
+ * Links an identity to a player. Answers null when that provider's user id is already linked in
+ * the project and mode (to this player or another): the unique index decides, so concurrent
+ * sign-ups with one email make one identity.
+ */
+export async function linkIdentity(db: Queryable, ctx: ProjectContext, playerId: string, identity: NewIdentity): Promise<IdentityRow | null> {
+  const [row] = await db
+    .insert(playerIdentities)
+    .values({
+      id: newId("identity"),
+      ...ctx,
+      playerId,
+      provider: identity.provider,
+      externalUserId: normalisedUserId(identity.provider, identity.externalUserId),
+      email: identity.email ?? null,
+      passwordHash: identity.passwordHash ?? null,
+    })
+    .onConflictDoNothing()
+    .returning();
+  return row ?? null;
+}
+
+/** The identities of players, by player id, oldest first. */
+export async function identitiesOf(db: Queryable, playerIds: string[]): Promise<Map<string, IdentityRow[]>> {
+  const by = new Map<string, IdentityRow[]>();
+  if (playerIds.length === 0) return by;
+  const rows = await db.select().from(playerIdentities).where(inArray(playerIdentities.playerId, playerIds)).orderBy(asc(playerIdentities.createdAt));
+  for (const row of rows) by.set(row.playerId, [...(by.get(row.playerId) ?? []), row]);
+  return by;
+}
+
+export const presentLinkedAccount = (row: IdentityRow) => ({
+  provider: row.provider,
+  email: row.email,
+  externalUserId: row.externalUserId,
+  disabled: row.disabled,
+  verified: row.provider !== "email" || row.emailVerifiedAt !== null,
+  updatedAt: unixSeconds(row.updatedAt),
+});
+
+export function presentAuthPlayer(player: PlayerRow, identities: IdentityRow[]): AuthPlayerResponse {
+  return {
+    id: player.id,
+    object: "player",
+    createdAt: unixSeconds(player.createdAt),
+    name: player.name,
+    email: player.email,
+    linkedAccounts: identities.map(presentLinkedAccount),
+  };
+}
+
+/** Players with their identities, as the identity API shows them. */
+export async function presentAuthPlayers(db: Queryable, rows: PlayerRow[]): Promise<AuthPlayerResponse[]> {
+  const by = await identitiesOf(db, rows.map((r) => r.id));
+  return rows.map((r) => presentAuthPlayer(r, by.get(r.id) ?? []));
+}
