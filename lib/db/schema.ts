@@ -719,3 +719,18 @@ export const oauthSignins = pgTable(
     createdAt: createdAt(),
   },
 );
+
+/** A Sign-In with Ethereum nonce handed out for one address: single use, short-lived. */
+export const siweNonces = pgTable(
+  "siwe_nonces",
+  {
+    nonce: text().primaryKey(),
+    ...tenant(),
+    /** Lower-cased. */
+    address: text().notNull(),
+    expiresAt: timestamp({ withTimezone: true, precision: 6 }).notNull(),
+    usedAt: timestamp({ withTimezone: true, precision: 6 }),
+    createdAt: createdAt(),
+  },
+  (t) => [index().on(t.expiresAt)],
+);
