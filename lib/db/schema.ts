@@ -734,3 +734,24 @@ export const siweNonces = pgTable(
   },
   (t) => [index().on(t.expiresAt)],
 );
+
+/**
+ * Single-use tokens for an email identity: a password reset or an email verification. Only their
+ * SHA-256 is kept; the game's backend receives the token once and sends it to the player.
+ */
+export const playerCredentialTokens = pgTable(
+  "player_credential_tokens",
+  {
+    tokenHash: text().primaryKey(),
+    ...tenant(),
+    identityId: text()
+      .notNull()
+      .references(() => playerIdentities.id, { onDelete: "cascade" }),
+    /** "password_reset" or "verify_email". */
+    purpose: text().notNull(),
+    expiresAt: timestamp({ withTimezone: true, precision: 6 }).notNull(),
+    usedAt: timestamp({ withTimezone: true, precision: 6 }),
+    createdAt: createdAt(),
+  },
+  (t) => [index().on(t.identityId, t.purpose), index().on(t.expiresAt)],
+);
