@@ -4,6 +4,7 @@ import { developerAccountOperations } from "@/lib/developer-accounts/operations"
 import { eventOperations } from "@/lib/events/operations";
 import type { Operation } from "@/lib/http/operation";
 import { accountActionOperations } from "@/lib/intents/account-operations";
+import { siweOperations } from "@/lib/iam/siwe-operations";
 import { intentOperations } from "@/lib/intents/operations";
 import { playerOwnershipOperations } from "@/lib/intents/player-ownership";
 import { playerOperations } from "@/lib/players/operations";
@@ -18,6 +19,7 @@ const iamOperations: Operation[] = [
   // iam: credentials (sign-up, login, tokens, sessions)
   // iam: providers (configurations, verification, players)
   // iam: browser sign-in (Google, SIWE)
+  ...siweOperations,
 ];
 
 /** Every public operation, for the OpenAPI document. */

@@ -57,6 +57,11 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   // iam: credentials (sign-up, login, tokens, sessions)
   // iam: providers (configurations, verification, players)
   // iam: browser sign-in (Google, SIWE)
+  ["/iam/v1/siwe/init", () => import("@/app/iam/v1/siwe/init/route")],
+  ["/iam/v1/siwe/init/link", () => import("@/app/iam/v1/siwe/init/link/route")],
+  ["/iam/v1/siwe/authenticate", () => import("@/app/iam/v1/siwe/authenticate/route")],
+  ["/iam/v1/siwe/link", () => import("@/app/iam/v1/siwe/link/route")],
+  ["/iam/v1/siwe/unlink", () => import("@/app/iam/v1/siwe/unlink/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 

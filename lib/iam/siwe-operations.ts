@@ -1,0 +1,81 @@
+import { z } from "zod";
+import { addressField, integerField } from "@/lib/http/fields";
+import { defineOperation } from "@/lib/http/operation";
+import { authPlayerResponse } from "./identities";
+import { siweAuthenticate, siweInit, siweLink, siweUnlink } from "./siwe";
+
+const tag = "Player authentication";
+
+const signatureField = () => z.string().regex(/^0x[0-9a-fA-F]+$/, "Expected a 0x-prefixed hex signature").max(20_000);
+const signedMessage = {
+  message: z.string().min(1).max(10_000).describe("The EIP-4361 message the wallet signed, exactly as signed."),
+  signature: signatureField(),
+  /** What client SDKs send along (which wallet, how connected); recorded nowhere, accepted so they work unchanged. */
+  walletClientType: z.string().max(100).optional(),
+  connectorType: z.string().max(100).optional(),
+};
+
+const initResponse = z.object({ address: z.string(), nonce: z.string(), expiresAt: z.number().int() });
+const authResponse = z.object({ player: authPlayerResponse, token: z.string(), refreshToken: z.string() });
+
+export const siweInitOperation = defineOperation({
+  operationId: "initSIWE",
+  method: "POST",
+  path: "/iam/v1/siwe/init",
+  summary: "A nonce for a Sign-In with Ethereum message",
+  tag,
+  auth: "publishable",
+  input: z.strictObject({ address: addressField(), chainId: integerField({ min: 1 }).optional() }),
+  response: initResponse,
+  run: async ({ db, project, input }) => siweInit(db, project, input.address),
+});
+
+export const siweAuthenticateOperation = defineOperation({
+  operationId: "authenticateSIWE",
+  method: "POST",
+  path: "/iam/v1/siwe/authenticate",
+  summary: "Sign a player in (or up) with a signed Sign-In with Ethereum message",
+  tag,
+  auth: "publishable",
+  input: z.strictObject(signedMessage),
+  response: authResponse,
+  run: async ({ db, project, input }) => siweAuthenticate(db, project, input.message, input.signature as `0x${string}`),
+});
+
+export const siweInitLinkOperation = defineOperation({
+  operationId: "initLinkSIWE",
+  method: "POST",
+  path: "/iam/v1/siwe/init/link",
+  summary: "A nonce for linking a wallet to the signed-in player",
+  tag,
+  auth: "player",
+  input: z.strictObject({ address: addressField(), chainId: integerField({ min: 1 }).optional() }),
+  response: initResponse,
+  run: async ({ db, project, input }) => siweInit(db, project, input.address),
+});
+
+export const siweLinkOperation = defineOperation({
+  operationId: "linkSIWE",
+  method: "POST",
+  path: "/iam/v1/siwe/link",
+  summary: "Link the wallet that signed the message to the signed-in player",
+  tag,
+  auth: "player",
+  input: z.strictObject(signedMessage),
+  response: authPlayerResponse,
+  run: async ({ db, project, principal, input }) => siweLink(db, project, principal!.claims.playerId, input.message, input.signature as `0x${string}`),
+});
+
+export const siweUnlinkOperation = defineOperation({
+  operationId: "unlinkSIWE",
+  method: "POST",
+  path: "/iam/v1/siwe/unlink",
+  summary: "Unlink a wallet from the signed-in player",
+  tag,
+  auth: "player",
+  input: z.strictObject({ address: addressField() }),
+  response: authPlayerResponse,
+  run: async ({ db, project, principal, input }) => siweUnlink(db, project, principal!.claims.playerId, input.address),
+});
+
+export const siweOperations = [siweInitOperation, siweAuthenticateOperation, siweInitLinkOperation, siweLinkOperation, siweUnlinkOperation];
