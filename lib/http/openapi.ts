@@ -78,7 +78,7 @@ export function buildOpenApi(operations: Operation[], serverUrl: string) {
       operationId: op.operationId,
       summary: op.summary,
       tags: [op.tag],
-      security: op.auth === "publishable" ? [{ publishableKey: [] }] : [{ bearerAuth: [] }, { basicAuth: [] }],
+      security: securityOf(op),
       parameters: [...pathParams, ...queryParams],
       ...(inQuery
         ? {}
@@ -114,10 +114,25 @@ export function buildOpenApi(operations: Operation[], serverUrl: string) {
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", description: "A secret key: sk_test_... or sk_live_..." },
         basicAuth: { type: "http", scheme: "basic", description: "The key as user name, empty password." },
-        publishableKey: { type: "http", scheme: "basic", description: "A publishable key (pk_...) as user name." },
+        publishableKey: { type: "http", scheme: "basic", description: "A publishable key (pk_...) as user name; a secret key works too." },
+        playerToken: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A player's token from sign-up, login, refresh or a provider sign-in (ES256; keys at /iam/v1/{publishable_key}/jwks.json)." },
       },
     },
   };
+}
+
+/** How each authentication strategy appears in the document. */
+function securityOf(op: Operation): Record<string, string[]>[] {
+  switch (op.auth ?? "secret") {
+    case "publishable":
+      return [{ publishableKey: [] }, { bearerAuth: [] }, { basicAuth: [] }];
+    case "player":
+      return [{ playerToken: [] }];
+    case "projectInPath":
+      return [];
+    default:
+      return [{ bearerAuth: [] }, { basicAuth: [] }];
+  }
 }
 
 const serialized = new WeakMap<Operation[], { before: string; after: string }>();
