@@ -3,6 +3,7 @@ import { contractOperations } from "@/lib/contracts/operations";
 import { developerAccountOperations } from "@/lib/developer-accounts/operations";
 import { eventOperations } from "@/lib/events/operations";
 import type { Operation } from "@/lib/http/operation";
+import { credentialOperations } from "@/lib/iam/credential-operations";
 import { accountActionOperations } from "@/lib/intents/account-operations";
 import { siweOperations } from "@/lib/iam/siwe-operations";
 import { intentOperations } from "@/lib/intents/operations";
@@ -17,6 +18,7 @@ import { webhookOperations } from "@/lib/webhooks/operations";
 // Identity API operations are added to `iamOperations` below by the lines marked for them.
 const iamOperations: Operation[] = [
   // iam: credentials (sign-up, login, tokens, sessions)
+  ...credentialOperations,
   // iam: providers (configurations, verification, players)
   // iam: browser sign-in (Google, SIWE)
   ...siweOperations,

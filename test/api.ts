@@ -55,6 +55,22 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/subscriptions/[id]/triggers/[triggerId]", () => import("@/app/v1/subscriptions/[id]/triggers/[triggerId]/route")],
   ["/v1/subscriptions/[id]/triggers/[triggerId]/enable", () => import("@/app/v1/subscriptions/[id]/triggers/[triggerId]/enable/route")],
   // iam: credentials (sign-up, login, tokens, sessions)
+  ["/iam/v1/auth/signup", () => import("@/app/iam/v1/auth/signup/route")],
+  ["/iam/v1/auth/login", () => import("@/app/iam/v1/auth/login/route")],
+  ["/iam/v1/auth/verify", () => import("@/app/iam/v1/auth/verify/route")],
+  ["/iam/v1/verify", () => import("@/app/iam/v1/verify/route")],
+  ["/iam/v1/sessions", () => import("@/app/iam/v1/sessions/route")],
+  ["/iam/v1/sessions/logout", () => import("@/app/iam/v1/sessions/logout/route")],
+  ["/iam/v1/me", () => import("@/app/iam/v1/me/route")],
+  ["/iam/v1/password/signup", () => import("@/app/iam/v1/password/signup/route")],
+  ["/iam/v1/password/login", () => import("@/app/iam/v1/password/login/route")],
+  ["/iam/v1/password/reset", () => import("@/app/iam/v1/password/reset/route")],
+  ["/iam/v1/password/reset/request", () => import("@/app/iam/v1/password/reset/request/route")],
+  ["/iam/v1/password/verify_email", () => import("@/app/iam/v1/password/verify_email/route")],
+  ["/iam/v1/password/verify_email/request", () => import("@/app/iam/v1/password/verify_email/request/route")],
+  ["/iam/v1/password/link", () => import("@/app/iam/v1/password/link/route")],
+  ["/iam/v1/password/unlink", () => import("@/app/iam/v1/password/unlink/route")],
+  ["/iam/v1/[publishableKey]/jwks.json", () => import("@/app/iam/v1/[publishableKey]/jwks.json/route")],
   // iam: providers (configurations, verification, players)
   // iam: browser sign-in (Google, SIWE)
   ["/iam/v1/siwe/init", () => import("@/app/iam/v1/siwe/init/route")],

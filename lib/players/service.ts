@@ -2,6 +2,7 @@ import { and, eq, ilike, inArray, isNull, or, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { players } from "@/lib/db/schema";
 import { notFound } from "@/lib/http/errors";
+import { revokePlayerSessions } from "@/lib/iam/sessions";
 import { applyMetadata } from "@/lib/http/fields";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
@@ -63,13 +64,17 @@ export async function updatePlayer(db: Queryable, ctx: ProjectContext, id: strin
 }
 
 export async function deletePlayer(db: Queryable, ctx: ProjectContext, id: string) {
-  const deleted = await db
-    .update(players)
-    .set({ deletedAt: new Date() })
-    .where(scoped(ctx, eq(players.id, id)))
-    .returning({ id: players.id });
-  if (deleted.length === 0) throw notFound("player", id);
-  return { id, object: "player" as const, deleted: true as const };
+  return db.transaction(async (tx) => {
+    const deleted = await tx
+      .update(players)
+      .set({ deletedAt: new Date() })
+      .where(scoped(ctx, eq(players.id, id)))
+      .returning({ id: players.id });
+    if (deleted.length === 0) throw notFound("player", id);
+    // A deleted player's tokens stop working at once, not when they expire.
+    await revokePlayerSessions(tx, id, "the player was deleted");
+    return { id, object: "player" as const, deleted: true as const };
+  });
 }
 
 /** Players by id within the project, deleted ones included (for expanding references). */

@@ -1,0 +1,86 @@
+import { and, eq, inArray, isNotNull } from "drizzle-orm";
+import type { Queryable } from "@/lib/db/client";
+import { playerIdentities, players } from "@/lib/db/schema";
+import { ApiError, conflict } from "@/lib/http/errors";
+import { findIdentity, identitiesOf, linkIdentity, normalisedUserId, presentAuthPlayer, type IdentityRow } from "@/lib/iam/identities";
+import { openSession, type IssuedTokens } from "@/lib/iam/sessions";
+import { decoyHash, hashPassword, verifyPassword } from "@/lib/keys/password";
+import { createPlayer, type PlayerRow } from "@/lib/players/service";
+import type { ProjectContext } from "@/lib/projects/service";
+import { assertNotLocked, clearFailures, limitAddress, recordFailure } from "./lockout";
+import { checkPassword, type LoginInput, type SignupInput } from "./schema";
+
+export const EMAIL_PROVIDER = "email";
+
+/** One answer for an unknown email and a wrong password: which emails have accounts stays unknown. */
+export const wrongCredentials = () => new ApiError(401, "authentication_error", "Invalid email or password.");
+
+export const emailTaken = () => conflict("This email is already used to sign in to another player of this project.");
+
+/** What sign-up, login and refresh answer: the player as the identity API shows it, and its tokens. */
+export async function authAnswer(db: Queryable, player: PlayerRow, tokens: IssuedTokens) {
+  const identities = (await identitiesOf(db, [player.id])).get(player.id) ?? [];
+  return { player: presentAuthPlayer(player, identities), token: tokens.token, refreshToken: tokens.refreshToken };
+}
+
+/**
+ * Frees an email (or other user id) still held by an identity of a deleted player, so that
+ * deleting a player lets the person sign up again.
+ */
+export async function releaseDeletedHolder(db: Queryable, ctx: ProjectContext, provider: string, externalUserId: string) {
+  const deletedPlayers = db.select({ id: players.id }).from(players).where(and(eq(players.projectId, ctx.projectId), isNotNull(players.deletedAt)));
+  await db
+    .delete(playerIdentities)
+    .where(
+      and(
+        eq(playerIdentities.projectId, ctx.projectId),
+        eq(playerIdentities.livemode, ctx.livemode),
+        eq(playerIdentities.provider, provider),
+        eq(playerIdentities.externalUserId, normalisedUserId(provider, externalUserId)),
+        inArray(playerIdentities.playerId, deletedPlayers),
+      ),
+    );
+}
+
+/** Links an email and password to `playerId`; a 409 when another player signs in with that email. */
+export async function linkEmail(db: Queryable, ctx: ProjectContext, playerId: string, email: string, passwordHash: string): Promise<IdentityRow> {
+  await releaseDeletedHolder(db, ctx, EMAIL_PROVIDER, email);
+  const identity = await linkIdentity(db, ctx, playerId, { provider: EMAIL_PROVIDER, externalUserId: email, email, passwordHash });
+  if (!identity) throw emailTaken();
+  return identity;
+}
+
+/**
+ * A new player who signs in with an email and password. The per-address limit and the email's
+ * availability are checked before the (deliberately slow) hash; the unique index settles races.
+ */
+export async function signUp(db: Queryable, ctx: ProjectContext, input: SignupInput, clientAddress?: string) {
+  checkPassword(input.password);
+  await limitAddress(db, clientAddress);
+  if (await findIdentity(db, ctx, EMAIL_PROVIDER, input.email)) throw emailTaken();
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction(async (tx) => {
+    const player = await createPlayer(tx, ctx, { name: input.name, email: input.email, description: input.description });
+    await linkEmail(tx, ctx, player.id, input.email, passwordHash);
+    return authAnswer(tx, player, await openSession(tx, ctx, player.id, EMAIL_PROVIDER));
+  });
+}
+
+/**
+ * Checks an email and password and opens a session. Limits (per address, then the email's lock)
+ * come before any hashing; an unknown email costs the same hash as a known one, against a decoy.
+ */
+export async function logIn(db: Queryable, ctx: ProjectContext, input: LoginInput, clientAddress?: string) {
+  // No password rules here: a password set under other rules still logs in, and a short one is just wrong.
+  await limitAddress(db, clientAddress);
+  await assertNotLocked(db, ctx, input.email);
+  const found = await findIdentity(db, ctx, EMAIL_PROVIDER, input.email);
+  const matches = await verifyPassword(input.password, found?.identity.passwordHash ?? (await decoyHash()));
+  if (!found || !found.identity.passwordHash || !matches) {
+    await recordFailure(db, ctx, input.email);
+    throw wrongCredentials();
+  }
+  if (found.identity.disabled) throw new ApiError(403, "permission_error", "Signing in with this email is disabled for this player.");
+  await clearFailures(db, ctx, input.email);
+  return authAnswer(db, found.player, await openSession(db, ctx, found.player.id, EMAIL_PROVIDER));
+}
