@@ -3,6 +3,8 @@ import { contractOperations } from "@/lib/contracts/operations";
 import { developerAccountOperations } from "@/lib/developer-accounts/operations";
 import { eventOperations } from "@/lib/events/operations";
 import type { Operation } from "@/lib/http/operation";
+import { authPlayerOperations } from "@/lib/iam/player-operations";
+import { providerOperations } from "@/lib/iam/provider-operations";
 import { credentialOperations } from "@/lib/iam/credential-operations";
 import { accountActionOperations } from "@/lib/intents/account-operations";
 import { siweOperations } from "@/lib/iam/siwe-operations";
@@ -20,6 +22,8 @@ const iamOperations: Operation[] = [
   // iam: credentials (sign-up, login, tokens, sessions)
   ...credentialOperations,
   // iam: providers (configurations, verification, players)
+  ...providerOperations,
+  ...authPlayerOperations,
   // iam: browser sign-in (Google, SIWE)
   ...siweOperations,
 ];

@@ -72,6 +72,16 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/iam/v1/password/unlink", () => import("@/app/iam/v1/password/unlink/route")],
   ["/iam/v1/[publishableKey]/jwks.json", () => import("@/app/iam/v1/[publishableKey]/jwks.json/route")],
   // iam: providers (configurations, verification, players)
+  ["/iam/v1/oauth", () => import("@/app/iam/v1/oauth/route")],
+  ["/iam/v1/config", () => import("@/app/iam/v1/config/route")],
+  ["/iam/v1/oauth/verify", () => import("@/app/iam/v1/oauth/verify/route")],
+  ["/iam/v1/oauth/[provider]", () => import("@/app/iam/v1/oauth/[provider]/route")],
+  ["/iam/v1/oauth/[provider]/verify", () => import("@/app/iam/v1/oauth/[provider]/verify/route")],
+  ["/iam/v1/oauth/[provider]/authorize", () => import("@/app/iam/v1/oauth/[provider]/authorize/route")],
+  ["/iam/v1/oauth/[provider]/user/[external_user_id]", () => import("@/app/iam/v1/oauth/[provider]/user/[external_user_id]/route")],
+  ["/iam/v1/authorize", () => import("@/app/iam/v1/authorize/route")],
+  ["/iam/v1/players", () => import("@/app/iam/v1/players/route")],
+  ["/iam/v1/players/[id]", () => import("@/app/iam/v1/players/[id]/route")],
   // iam: browser sign-in (Google, SIWE)
   ["/iam/v1/siwe/init", () => import("@/app/iam/v1/siwe/init/route")],
   ["/iam/v1/siwe/init/link", () => import("@/app/iam/v1/siwe/init/link/route")],
