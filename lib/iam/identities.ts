@@ -2,6 +2,7 @@ import { and, asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
+import { ApiError } from "@/lib/http/errors";
 import { unixSeconds } from "@/lib/http/resource";
 import { newId } from "@/lib/ids";
 import type { PlayerRow } from "@/lib/players/service";
@@ -81,6 +82,16 @@ export async function linkIdentity(db: Queryable, ctx: ProjectContext, playerId:
     .onConflictDoNothing()
     .returning();
   return row ?? null;
+}
+
+/**
+ * The signed-in player's row, locked for the transaction: identity changes of one player (link,
+ * unlink) run one at a time, so two unlinks at once cannot leave it with no way to sign in.
+ */
+export async function lockPlayer(db: Queryable, ctx: ProjectContext, playerId: string): Promise<PlayerRow> {
+  const [row] = await db.select().from(players).where(and(eq(players.id, playerId), eq(players.projectId, ctx.projectId))).for("update");
+  if (!row || row.deletedAt) throw new ApiError(401, "authentication_error", "Invalid player token: its player was deleted.");
+  return row;
 }
 
 /** The identities of players, by player id, oldest first. */

@@ -8,7 +8,7 @@ import { playerIdentities, siweNonces } from "@/lib/db/schema";
 import { ApiError, badRequest, conflict } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
 import { createPlayer, getPlayer } from "@/lib/players/service";
-import { findIdentity, identitiesOf, linkIdentity, presentAuthPlayer, type AuthPlayerResponse } from "./identities";
+import { findIdentity, identitiesOf, linkIdentity, lockPlayer, presentAuthPlayer, type AuthPlayerResponse } from "./identities";
 import { openSession } from "./sessions";
 
 /** How long a nonce may wait for its signature. */
@@ -96,11 +96,14 @@ export async function siweLink(db: Queryable, ctx: ProjectContext, playerId: str
 
 /** Removes a wallet from the signed-in player; never its last way to sign in. */
 export async function siweUnlink(db: Queryable, ctx: ProjectContext, playerId: string, address: Address): Promise<AuthPlayerResponse> {
-  const identities = (await identitiesOf(db, [playerId])).get(playerId) ?? [];
-  const target = identities.find((i) => i.provider === WALLET_PROVIDER && i.externalUserId === address.toLowerCase());
-  if (!target) throw badRequest(`Invalid parameter address: wallet ${address} is not linked to this player.`, { address: { value: address, message: "not linked" } });
-  if (identities.length === 1) throw conflict("This wallet is the player's only way to sign in: link another before unlinking it.");
-  await db.delete(playerIdentities).where(eq(playerIdentities.id, target.id));
+  await db.transaction(async (tx) => {
+    await lockPlayer(tx, ctx, playerId);
+    const identities = (await identitiesOf(tx, [playerId])).get(playerId) ?? [];
+    const target = identities.find((i) => i.provider === WALLET_PROVIDER && i.externalUserId === address.toLowerCase());
+    if (!target) throw badRequest(`Invalid parameter address: wallet ${address} is not linked to this player.`, { address: { value: address, message: "not linked" } });
+    if (identities.length === 1) throw conflict("This wallet is the player's only way to sign in: link another before unlinking it.");
+    await tx.delete(playerIdentities).where(eq(playerIdentities.id, target.id));
+  });
   return authPlayer(db, ctx, playerId);
 }
 

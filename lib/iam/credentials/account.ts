@@ -2,7 +2,7 @@ import { and, count, eq, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players, playerSessions } from "@/lib/db/schema";
 import { ApiError, badRequest, conflict } from "@/lib/http/errors";
-import { identitiesOf, normalisedUserId, presentAuthPlayer } from "@/lib/iam/identities";
+import { identitiesOf, lockPlayer, normalisedUserId, presentAuthPlayer } from "@/lib/iam/identities";
 import { refreshSession, revokePlayerSessions, revokeSession, SessionError, verifyPlayerSession, type IssuedTokens } from "@/lib/iam/sessions";
 import { InvalidPlayerToken, type PlayerTokenClaims } from "@/lib/iam/tokens";
 import { hashPassword } from "@/lib/keys/password";
@@ -108,12 +108,6 @@ export async function verifyEmail(db: Queryable, ctx: ProjectContext, token: str
 }
 
 /** Locks the player's row: link and unlink of one player happen one at a time (the last identity stays). */
-async function lockPlayer(db: Queryable, ctx: ProjectContext, playerId: string): Promise<PlayerRow> {
-  const [row] = await db.select().from(players).where(and(eq(players.id, playerId), eq(players.projectId, ctx.projectId))).for("update");
-  if (!row || row.deletedAt) throw new ApiError(401, "authentication_error", "Invalid player token: its player was deleted.");
-  return row;
-}
-
 /** Adds an email and password to the signed-in player (one email sign-in per player). */
 export async function linkEmailPassword(db: Queryable, ctx: ProjectContext, playerId: string, email: string, password: string, clientAddress?: string) {
   checkPassword(password);
