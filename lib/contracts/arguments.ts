@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { AbiFunction, AbiParameter } from "abitype";
-import { isAddress, isHex } from "viem";
+import { BaseError, encodeFunctionData, isAddress, isHex, type Abi } from "viem";
 import type { Queryable } from "@/lib/db/client";
 import { accounts, contracts } from "@/lib/db/schema";
 import { badRequest, type ErrorDetails } from "@/lib/http/errors";
@@ -129,4 +129,21 @@ export function coerceArguments(fn: AbiFunction, args: unknown[], param = "funct
   const problems = Object.values(details).map((detail) => detail.message);
   if (problems.length) throw badRequest(`Invalid arguments for ${fn.name}: ${problems.join("; ")}.`, details);
   return values;
+}
+
+/**
+ * A call of `fn` (chosen with selectFunction, its use checked by the caller) with `rawArgs`: ids
+ * resolved to addresses on the contract's chain, values coerced to the ABI's types, checked to
+ * encode. What a contract read and a balance monitor send.
+ */
+export async function callOf(db: Queryable, ctx: ProjectContext, chainId: number, fn: AbiFunction, rawArgs: string[]) {
+  const args = coerceArguments(fn, await resolveIdArguments(db, ctx, chainId, rawArgs));
+  const abi = [fn] as Abi;
+  try {
+    encodeFunctionData({ abi, functionName: fn.name, args });
+  } catch (err) {
+    const message = err instanceof BaseError ? err.shortMessage : String(err);
+    throw badRequest(`Invalid arguments for ${fn.name}: ${message}`, { functionArgs: { message } });
+  }
+  return { fn, abi, args };
 }

@@ -2,8 +2,6 @@ import {
   BaseError,
   ContractFunctionRevertedError,
   ContractFunctionZeroDataError,
-  encodeFunctionData,
-  type Abi,
   type Address,
 } from "viem";
 import { z } from "zod";
@@ -14,7 +12,7 @@ import { badRequest } from "@/lib/http/errors";
 import { listField } from "@/lib/http/fields";
 import { unixSeconds } from "@/lib/http/resource";
 import type { ProjectContext } from "@/lib/projects/service";
-import { coerceArguments, resolveIdArguments, selectFunction } from "./arguments";
+import { callOf, selectFunction } from "./arguments";
 import { getContract } from "./service";
 
 export const readContractInput = z.strictObject({
@@ -60,14 +58,7 @@ export async function readContract(db: Queryable, ctx: ProjectContext, id: strin
       functionName: { value: input.functionName, message: "not a view or pure function" },
     });
   }
-  const args = coerceArguments(fn, await resolveIdArguments(db, ctx, contract.chainId, rawArgs));
-  const abi = [fn] as Abi;
-  try {
-    encodeFunctionData({ abi, functionName: fn.name, args });
-  } catch (err) {
-    const message = err instanceof BaseError ? err.shortMessage : String(err);
-    throw badRequest(`Invalid arguments for ${fn.name}: ${message}`, { functionArgs: { message } });
-  }
+  const { abi, args } = await callOf(db, ctx, contract.chainId, fn, rawArgs);
   const address = contract.address as Address;
   const result = await onChain(chain, async () => {
     try {

@@ -1,7 +1,6 @@
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { BaseError, encodeFunctionData, type Abi, type AbiFunction } from "viem";
 import { chainFor } from "@/lib/chain/registry";
-import { coerceArguments, resolveIdArguments, selectFunction } from "@/lib/contracts/arguments";
+import { callOf, selectFunction } from "@/lib/contracts/arguments";
 import { getContract, type ContractRow } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { contracts, developerAccounts, eventDefinitions } from "@/lib/db/schema";
@@ -54,15 +53,7 @@ export async function contractCall(db: Queryable, ctx: ProjectContext, contract:
   if (fn.outputs.length !== 1 || !isInteger(fn.outputs[0]!.type)) {
     throw refuse(`it returns ${fn.outputs.length ? `(${fn.outputs.map((o) => o.type).join(", ")})` : "nothing"}, not exactly one integer`);
   }
-  const args = coerceArguments(fn, await resolveIdArguments(db, ctx, contract.chainId, rawArgs));
-  const abi = [fn] as Abi;
-  try {
-    encodeFunctionData({ abi, functionName: fn.name, args });
-  } catch (err) {
-    const message = err instanceof BaseError ? err.shortMessage : String(err);
-    throw badRequest(`Invalid arguments for ${fn.name}: ${message}`, { functionArgs: { message } });
-  }
-  return { fn: fn as AbiFunction, abi, args };
+  return callOf(db, ctx, contract.chainId, fn, rawArgs);
 }
 
 /** The monitored object named by the request, checked to belong to this project and mode (400 naming the field otherwise). */
