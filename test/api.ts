@@ -88,6 +88,7 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/iam/v1/siwe/authenticate", () => import("@/app/iam/v1/siwe/authenticate/route")],
   ["/iam/v1/siwe/link", () => import("@/app/iam/v1/siwe/link/route")],
   ["/iam/v1/siwe/unlink", () => import("@/app/iam/v1/siwe/unlink/route")],
+  ["/iam/v1/[...path]", () => import("@/app/iam/v1/[...path]/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 

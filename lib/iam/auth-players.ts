@@ -2,13 +2,13 @@ import { and, eq, exists, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
 import { createAccount } from "@/lib/accounts/service";
-import { badRequest, conflict } from "@/lib/http/errors";
+import { badRequest, conflict, notFound } from "@/lib/http/errors";
 import type { Metadata } from "@/lib/http/fields";
 import { listPage, type ListParams } from "@/lib/http/list";
 import { findIdentity, identitiesOf, linkIdentity, normalisedUserId, presentAuthPlayer } from "@/lib/iam/identities";
 import { revokePlayerSessions } from "@/lib/iam/sessions";
 import { presentPlayers } from "@/lib/players/present";
-import { createPlayer, getPlayer, type PlayerRow } from "@/lib/players/service";
+import { createPlayer, type PlayerRow } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { releaseDeletedIdentity } from "./provider-signin";
 
@@ -88,7 +88,9 @@ export async function listAuthPlayers(db: Queryable, ctx: ProjectContext, input:
 /** Deletes the player (as DELETE /v1/players does), its identities, and ends its sessions; answers it as it was. */
 export async function deleteAuthPlayer(db: Queryable, ctx: ProjectContext, id: string) {
   return db.transaction(async (tx) => {
-    const player = await getPlayer(tx, ctx, id);
+    // Locked first: a sign-in linking an identity to this player by email waits, then sees it deleted.
+    const [player] = await tx.select().from(players).where(and(eq(players.id, id), eq(players.projectId, ctx.projectId), eq(players.livemode, ctx.livemode), isNull(players.deletedAt))).for("update");
+    if (!player) throw notFound("player", id);
     const [shown] = await presentWithPlayer(tx, ctx, [player]);
     await tx.update(players).set({ deletedAt: new Date() }).where(eq(players.id, id));
     await tx.delete(playerIdentities).where(eq(playerIdentities.playerId, id));

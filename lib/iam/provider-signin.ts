@@ -85,7 +85,10 @@ export async function findOrCreatePlayer(db: Queryable, ctx: ProjectContext, pro
     try {
       return await db.transaction(async (tx) => {
         await releaseDeletedIdentity(tx, ctx, provider, identity.externalUserId);
-        const existing = identity.emailVerified && identity.email ? await playerWithVerifiedEmail(tx, ctx, identity.email) : null;
+        const candidate = identity.emailVerified && identity.email ? await playerWithVerifiedEmail(tx, ctx, identity.email) : null;
+        // Locked as every identity change of a player is (lib/iam/identities lockPlayer); a player deleted meanwhile is no candidate.
+        const [locked] = candidate ? await tx.select().from(players).where(eq(players.id, candidate.id)).for("update") : [];
+        const existing = locked && !locked.deletedAt ? locked : null;
         const player = existing ?? (await createPlayer(tx, ctx, { name: identity.name?.slice(0, 255) ?? undefined, email: identity.email?.slice(0, 320) ?? undefined }));
         const linked = await linkIdentity(tx, ctx, player.id, { provider, externalUserId: identity.externalUserId, email: identity.email });
         if (!linked) throw new LinkRaced();
