@@ -198,6 +198,19 @@ describe("OIDC providers", () => {
     expectError(await authorize("myspace", "x"), 404);
   });
 
+  it("fetches a provider's keys once and reuses them (for a few minutes)", async () => {
+    const fresh = await startIssuer({ clients: [{ client_id: "game-client", client_secret: SECRET }], accounts });
+    try {
+      const p = await newProject();
+      await call("POST", "/iam/v1/oauth", { key: p.keys.test.secret, json: { provider: "oidc", aud: "game-client", baseUrl: fresh.issuer } });
+      for (let i = 0; i < 3; i++) expect((await authorize("oidc", await fresh.idToken("game-client", "carol"), p.keys.test.secret)).status).toBe(200);
+      expect(fresh.hits("/.well-known/openid-configuration")).toBe(1);
+      expect(fresh.hits("/jwks")).toBe(1);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it("keys are fetched through the outbound rule: a discovery document pointing at a metadata address is refused (502)", async () => {
     const server = http.createServer((req, res) => {
       const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -25,6 +25,8 @@ export interface TestIssuer {
   jwksUrl: string;
   /** An ID token for `accountId`, obtained through the authorization-code flow for `clientId`. */
   idToken(clientId: string, accountId: string): Promise<string>;
+  /** How many requests a path (after the mount) has had. */
+  hits(path: string): number;
   close(): Promise<void>;
 }
 
@@ -90,8 +92,11 @@ export async function startIssuer(options: IssuerOptions): Promise<TestIssuer> {
   });
   const callback = provider.callback();
 
+  const hits = new Map<string, number>();
   server.on("request", async (req, res) => {
     const url = req.url ?? "/";
+    const path = new URL(url, "http://x").pathname.slice(mount.length);
+    hits.set(path, (hits.get(path) ?? 0) + 1);
     if (!url.startsWith(mount)) {
       res.writeHead(404).end();
       return;
@@ -175,6 +180,7 @@ export async function startIssuer(options: IssuerOptions): Promise<TestIssuer> {
     base,
     jwksUrl: `${base}${options.jwksPath ?? "/jwks"}`,
     idToken,
+    hits: (path) => hits.get(path) ?? 0,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
