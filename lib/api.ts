@@ -7,6 +7,7 @@ import { authPlayerOperations } from "@/lib/iam/player-operations";
 import { providerOperations } from "@/lib/iam/provider-operations";
 import { credentialOperations } from "@/lib/iam/credential-operations";
 import { accountActionOperations } from "@/lib/intents/account-operations";
+import { googleOperations } from "@/lib/iam/google-operations";
 import { siweOperations } from "@/lib/iam/siwe-operations";
 import { intentOperations } from "@/lib/intents/operations";
 import { playerOwnershipOperations } from "@/lib/intents/player-ownership";
@@ -26,6 +27,7 @@ const iamOperations: Operation[] = [
   ...authPlayerOperations,
   // iam: browser sign-in (Google, SIWE)
   ...siweOperations,
+  ...googleOperations,
 ];
 
 /** Every public operation, for the OpenAPI document. */

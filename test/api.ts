@@ -88,6 +88,9 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/iam/v1/siwe/authenticate", () => import("@/app/iam/v1/siwe/authenticate/route")],
   ["/iam/v1/siwe/link", () => import("@/app/iam/v1/siwe/link/route")],
   ["/iam/v1/siwe/unlink", () => import("@/app/iam/v1/siwe/unlink/route")],
+  ["/iam/v1/oauth/google/signin_url", () => import("@/app/iam/v1/oauth/google/signin_url/route")],
+  ["/iam/v1/oauth/google/callback", () => import("@/app/iam/v1/oauth/google/callback/route")],
+  ["/iam/v1/oauth/google/token", () => import("@/app/iam/v1/oauth/google/token/route")],
   ["/iam/v1/[...path]", () => import("@/app/iam/v1/[...path]/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
@@ -162,7 +165,9 @@ export async function call<T = any>(method: string, path: string, options: CallO
   if (!handler) throw new Error(`${method} not exported for ${url.pathname}`);
   const response = await handler(request, { params: Promise.resolve(params) });
   const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers };
+  // A page or a download (HTML, CSV) comes back as its text.
+  const json = (response.headers.get("content-type") ?? "application/json").includes("json");
+  return { status: response.status, body: text ? (json ? JSON.parse(text) : text) : null, headers: response.headers };
 }
 
 export async function newProject(name = "test project"): Promise<ProjectWithKeys> {

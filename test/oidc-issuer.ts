@@ -15,6 +15,8 @@ export interface IssuerClient {
   client_secret: string;
   /** Lifetime of the ID tokens this client gets (seconds); the provider's default (1 h) otherwise. */
   idTokenTtl?: number;
+  /** Where it may send browsers back, besides the fixture's own callback. */
+  redirectUris?: string[];
 }
 
 export interface TestIssuer {
@@ -25,6 +27,8 @@ export interface TestIssuer {
   jwksUrl: string;
   /** An ID token for `accountId`, obtained through the authorization-code flow for `clientId`. */
   idToken(clientId: string, accountId: string): Promise<string>;
+  /** Opens an authorization URL (made by the service) as a browser would, signs in `accountId`, and answers where the provider sends the browser back. */
+  authorize(url: string, accountId: string): Promise<URL>;
   /** How many requests a path (after the mount) has had. */
   hits(path: string): number;
   close(): Promise<void>;
@@ -64,7 +68,7 @@ export async function startIssuer(options: IssuerOptions): Promise<TestIssuer> {
     clients: options.clients.map((c) => ({
       client_id: c.client_id,
       client_secret: c.client_secret,
-      redirect_uris: [REDIRECT_URI],
+      redirect_uris: [REDIRECT_URI, ...(c.redirectUris ?? [])],
       grant_types: ["authorization_code"],
       response_types: ["code"],
     })),
@@ -124,6 +128,32 @@ export async function startIssuer(options: IssuerOptions): Promise<TestIssuer> {
     callback(req, res);
   });
 
+  /** Follows the provider's redirects (auth → interaction → resume → …), with its cookies, until it sends the browser elsewhere. */
+  async function follow(start: string): Promise<URL> {
+    const cookies = new Map<string, string>();
+    let next = start;
+    for (let hop = 0; hop < 10; hop++) {
+      const res = await fetch(next, { redirect: "manual", headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join("; ") } });
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(";");
+        const at = pair!.indexOf("=");
+        cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+      }
+      const location = res.headers.get("location");
+      if (!location) throw new Error(`the provider answered ${res.status} without a redirect: ${await res.text()}`);
+      const target = new URL(location, next);
+      if (!target.href.startsWith(base)) return target;
+      next = target.href;
+    }
+    throw new Error("too many redirects");
+  }
+
+  async function authorize(url: string, accountId: string): Promise<URL> {
+    const start = new URL(url);
+    start.searchParams.set("login_hint", accountId);
+    return follow(start.href);
+  }
+
   async function idToken(clientId: string, accountId: string): Promise<string> {
     const client = options.clients.find((c) => c.client_id === clientId)!;
     const verifier = crypto.randomBytes(32).toString("base64url");
@@ -180,6 +210,7 @@ export async function startIssuer(options: IssuerOptions): Promise<TestIssuer> {
     base,
     jwksUrl: `${base}${options.jwksPath ?? "/jwks"}`,
     idToken,
+    authorize,
     hits: (path) => hits.get(path) ?? 0,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -1,5 +1,6 @@
 import type { Db } from "@/lib/db/client";
 import { isAdminToken } from "@/lib/admin";
+import { signinOfState, type SigninRow as OAuthSigninRow } from "@/lib/iam/google-signin";
 import { InvalidPlayerToken, type PlayerTokenClaims } from "@/lib/iam/tokens";
 import { verifyPlayerSession } from "@/lib/iam/sessions";
 import { findKey, findPublishableKey, type AuthenticatedKey, type ProjectContext } from "@/lib/projects/service";
@@ -15,7 +16,7 @@ import { enforce, limits } from "./rate-limit";
  * How an operation's caller proves who it is. Each strategy yields a typed principal and, for all
  * but the admin token, the project and mode the request acts in.
  */
-export type AuthKind = "secret" | "publishable" | "player" | "projectInPath" | "dashboard" | "signingLink" | "admin";
+export type AuthKind = "secret" | "publishable" | "player" | "projectInPath" | "dashboard" | "signingLink" | "oauthState" | "admin";
 
 export type KeyPrincipal = { kind: "key"; key: AuthenticatedKey };
 export type PlayerPrincipal = { kind: "player"; claims: PlayerTokenClaims };
@@ -24,6 +25,8 @@ export type ProjectPathPrincipal = { kind: "projectInPath"; publishableKey: stri
 export type DeveloperPrincipal = { kind: "developer"; developerId: string };
 export type SigningLinkPrincipal = { kind: "signingLink"; intentId: string; token: string };
 export type AdminPrincipal = { kind: "admin" };
+/** A provider sending the player's browser back: the sign-in its `state` started. */
+export type OAuthStatePrincipal = { kind: "oauthState"; signin: OAuthSigninRow };
 
 export interface PrincipalOf {
   secret: KeyPrincipal;
@@ -32,6 +35,7 @@ export interface PrincipalOf {
   projectInPath: ProjectPathPrincipal;
   dashboard: DeveloperPrincipal;
   signingLink: SigningLinkPrincipal;
+  oauthState: OAuthStatePrincipal;
   admin: AdminPrincipal;
 }
 export type Principal = PrincipalOf[AuthKind];
@@ -144,6 +148,18 @@ export const STRATEGIES: { [A in AuthKind]: Strategy<A> } = {
       const intentId = params.id ?? "";
       const project = await verifySigningToken(token, intentId);
       return { principal: { kind: "signingLink", intentId, token }, project, body };
+    },
+  },
+
+  /** The `state` of a browser sign-in this service started, unexpired and not yet completed; limited per client address first. */
+  oauthState: {
+    apiRequest: false,
+    perAddress: true,
+    async authenticate(db, { url }) {
+      const state = url.searchParams.get("state");
+      const signin = state && state.length <= 200 ? await signinOfState(db, state) : null;
+      if (!signin) throw new ApiError(400, "invalid_request_error", "This sign-in is unknown, expired or already completed: start it again from the game.");
+      return { principal: { kind: "oauthState", signin }, project: { projectId: signin.projectId, livemode: signin.livemode } };
     },
   },
 

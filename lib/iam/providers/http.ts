@@ -124,7 +124,7 @@ export function remoteKeys(url: string, livemode: boolean): KeyResolver {
 }
 
 /** The issuer's discovery document, which must name that same issuer (OpenID Connect Discovery §4.3). */
-export async function discover(issuer: string, livemode: boolean): Promise<{ jwksUri: string }> {
+export async function discover(issuer: string, livemode: boolean): Promise<{ jwksUri: string; authorizationEndpoint: string | null; tokenEndpoint: string | null }> {
   const key = cacheKey(issuer, livemode);
   let cached = discoveryCache.get(key);
   if (!cached || Date.now() - cached.fetchedAt > CACHE_MS) {
@@ -134,7 +134,12 @@ export async function discover(issuer: string, livemode: boolean): Promise<{ jwk
     if (typeof doc.jwks_uri !== "string") throw new ProviderUnavailable(`the discovery document of ${safeOrigin(issuer)} has no jwks_uri`);
     discoveryCache.set(key, cached);
   }
-  return { jwksUri: cached.doc.jwks_uri as string };
+  const { doc } = cached;
+  return {
+    jwksUri: doc.jwks_uri as string,
+    authorizationEndpoint: typeof doc.authorization_endpoint === "string" ? doc.authorization_endpoint : null,
+    tokenEndpoint: typeof doc.token_endpoint === "string" ? doc.token_endpoint : null,
+  };
 }
 
 /** Forgets fetched keys and documents (a configuration changed, or a test starts afresh). */
