@@ -30,6 +30,12 @@ import { decrypt, encrypt, MasterKeyError } from "@/lib/keys/encryption";
 import { keyring, loadKeyring, reloadKeyring } from "@/lib/keys/master";
 import { reencryptAll } from "@/lib/keys/rotation";
 import { serviceAccount } from "@/lib/keys/service-keys";
+import { openSigningSecret, webhookSecretOwner } from "@/lib/deliveries/signing";
+import { signinAad } from "@/lib/iam/google-signin";
+import { loadProviderConfig, upsertConfig } from "@/lib/iam/provider-config";
+import { issuePlayerToken, verifyPlayerToken } from "@/lib/iam/tokens";
+import { createSubscription } from "@/lib/subscriptions/service";
+import { setWebhook } from "@/lib/webhooks/service";
 import { createPlayer } from "@/lib/players/service";
 import { createPolicyRule } from "@/lib/policies/rules";
 import { createPolicyInput, createPolicyRuleInput } from "@/lib/policies/schema";
@@ -124,6 +130,16 @@ describe("rotating the master key", () => {
     const fresh = await createPlayer(db, ctx, {});
     await ownerKeyFor(db, ctx, fresh.id);
     const developer = await createDeveloperAccount(db, ctx, createDeveloperAccountInput.parse({ name: "treasury" }));
+    // Signing secrets (the webhook's, a trigger's), a provider's secrets, a player-token key, a browser sign-in.
+    const webhook = await setWebhook(db, ctx, "http://127.0.0.1:9/hook");
+    const subscription = await createSubscription(db, ctx, { topic: "test", triggers: [{ target: "http://127.0.0.1:9/trigger", type: "webhook" }] });
+    await upsertConfig(db, ctx, { provider: "telegramMiniApp", botToken: "123456:rotation-bot-token" });
+    const playerToken = await issuePlayerToken(db, ctx, fresh.id, "pss_rotation");
+    const signinId = `osi_${crypto.randomUUID()}`;
+    await db.insert(schema.oauthSignins).values({
+      id: signinId, ...ctx, provider: "google", stateHash: crypto.randomUUID(), keyHash: crypto.randomUUID(), nonce: "n",
+      encryptedVerifier: encrypt("verifier", signinAad(signinId)), encryptedResult: encrypt("{}", signinAad(signinId)), expiresAt: new Date(Date.now() + 60_000),
+    });
     // A player whose key was sealed before keys had ids.
     const legacy = await createPlayer(db, ctx, {});
     const legacyKey = `0x${crypto.randomBytes(32).toString("hex")}` as Hex;
@@ -149,7 +165,17 @@ describe("rotating the master key", () => {
     // Step 2: re-encrypt.
     const report = await reencryptAll(db, both, 2);
     const counts = Object.fromEntries(report.map((r) => [r.column, r.reencrypted]));
-    expect(counts).toEqual({ "owner_keys.encrypted_private_key": 2, "developer_accounts.encrypted_private_key": 1, "api_keys.encrypted_secret": 2 });
+    expect(counts).toEqual({
+      "owner_keys.encrypted_private_key": 2,
+      "developer_accounts.encrypted_private_key": 1,
+      "api_keys.encrypted_secret": 2,
+      "webhook_settings.encrypted_secret": 1,
+      "triggers.encrypted_secret": 1,
+      "oauth_configs.encrypted_secret": 1,
+      "player_token_keys.encrypted_private_jwk": 1,
+      "oauth_signins.encrypted_verifier": 1,
+      "oauth_signins.encrypted_result": 1,
+    });
     const sealed = [
       ...(await db.select({ s: ownerKeys.encryptedPrivateKey }).from(ownerKeys)),
       ...(await db.select({ s: developerAccounts.encryptedPrivateKey }).from(developerAccounts)),
@@ -165,6 +191,15 @@ describe("rotating the master key", () => {
     expect(keyring().all.map((k) => k.kid)).toEqual([both.current.kid]);
     expect(derivedAddress(keyring().derivationRoot, "paymaster-signer")).toBe(paymasterSigner);
     expect(developerSigner((await db.select().from(developerAccounts).where(eq(developerAccounts.id, developer.id)))[0]!).address).toBe(developer.ownerAddress);
+    const [webhookRow] = await db.select().from(schema.webhookSettings).where(eq(schema.webhookSettings.projectId, ctx.projectId));
+    expect(openSigningSecret(webhookRow!.encryptedSecret!, webhookSecretOwner(ctx))).toBe(webhook.secret);
+    const [triggerRow] = await db.select().from(schema.triggers).where(eq(schema.triggers.id, subscription.triggers[0]!.id));
+    expect(openSigningSecret(triggerRow!.encryptedSecret, triggerRow!.id)).toBe(subscription.triggers[0]!.secret);
+    expect((await loadProviderConfig(db, ctx, "telegramMiniApp"))!.secrets.botToken).toBe("123456:rotation-bot-token");
+    expect((await verifyPlayerToken(db, await issuePlayerToken(db, ctx, fresh.id, "pss_rotation"))).playerId).toBe(fresh.id);
+    expect((await verifyPlayerToken(db, playerToken)).playerId).toBe(fresh.id);
+    const [signinRow] = await db.select().from(schema.oauthSignins).where(eq(schema.oauthSignins.id, signinId));
+    expect(decrypt(signinRow!.encryptedVerifier, signinAad(signinId))).toBe("verifier");
 
     const contract = await createContract(db, ctx, createContractInput.parse({ name: "EntryPoint", chainId: 31337, address: serviceDeployment().entryPoint, abi: [{ type: "function", name: "depositTo", stateMutability: "payable", inputs: [{ name: "account", type: "address" }], outputs: [] }] }));
     const policy = await createPolicy(db, ctx, createPolicyInput.parse({ name: "rotation", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } }));

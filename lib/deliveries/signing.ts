@@ -24,8 +24,9 @@ export function standardSignature(secret: string, id: string, timestamp: number,
 }
 
 /** A signing secret sealed for storage: bound to its owner (the project webhook's mode, or a trigger) so it cannot be moved. */
-export const sealSigningSecret = (secret: string, owner: string) => encrypt(secret, `signing-secret:${owner}`);
-export const openSigningSecret = (sealed: string, owner: string) => decrypt(sealed, `signing-secret:${owner}`);
+export const signingSecretAad = (owner: string) => `signing-secret:${owner}`;
+export const sealSigningSecret = (secret: string, owner: string) => encrypt(secret, signingSecretAad(owner));
+export const openSigningSecret = (sealed: string, owner: string) => decrypt(sealed, signingSecretAad(owner));
 
 /** The sealing owner of a mode's project webhook secret. */
 export const webhookSecretOwner = (ctx: { projectId: string; livemode: boolean }) => `webhook:${ctx.projectId}:${ctx.livemode ? "live" : "test"}`;

@@ -91,7 +91,9 @@ export const configResponse = z
   .catchall(z.union([z.string(), z.number()]));
 
 type Row = typeof oauthConfigs.$inferSelect;
-const aad = (id: string) => `oauth-config:${id}`;
+/** The AAD a configuration's secrets are sealed with (lib/keys/rotation.ts reseals them with it). */
+export const oauthConfigAad = (id: string) => `oauth-config:${id}`;
+const aad = oauthConfigAad;
 
 /** `…abcd`: enough to tell two secrets apart, too little to use (short secrets show nothing). */
 export const maskSecret = (value: string) => (value.length >= 16 ? `…${value.slice(-4)}` : "…");

@@ -12,7 +12,9 @@ export const PLAYER_TOKEN_TTL_SECONDS = Number(process.env.PLAYER_TOKEN_TTL_SECO
 export const playerTokenIssuer = () => process.env.PLAYER_TOKEN_ISSUER ?? "smart-wallet-service";
 
 const ALG = "ES256";
-const aad = (kid: string) => `player-token-key:${kid}`;
+/** The AAD a private key is sealed with (lib/keys/rotation.ts reseals them with it). */
+export const tokenKeyAad = (kid: string) => `player-token-key:${kid}`;
+const aad = tokenKeyAad;
 
 type KeyRow = typeof playerTokenKeys.$inferSelect;
 

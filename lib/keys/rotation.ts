@@ -1,7 +1,11 @@
-import { and, asc, eq, gt, isNotNull, notLike, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, notLike, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Db } from "@/lib/db/client";
-import { apiKeys, developerAccounts, ownerKeys } from "@/lib/db/schema";
+import { apiKeys, developerAccounts, oauthConfigs, oauthSignins, ownerKeys, playerTokenKeys, triggers, webhookSettings } from "@/lib/db/schema";
+import { signingSecretAad, webhookSecretOwner } from "@/lib/deliveries/signing";
+import { signinAad } from "@/lib/iam/google-signin";
+import { oauthConfigAad } from "@/lib/iam/provider-config";
+import { tokenKeyAad } from "@/lib/iam/tokens";
 import { developerKeyAad } from "@/lib/developer-accounts/service";
 import { ownerKeyAad } from "./custodial";
 import { decrypt, encrypt } from "./encryption";
@@ -11,7 +15,8 @@ import type { Keyring } from "./master";
 interface SealedColumn {
   name: string;
   table: PgTable;
-  id: AnyPgColumn;
+  /** A unique, ordered key of the rows (an expression where the primary key has two columns). */
+  id: AnyPgColumn | SQL;
   column: AnyPgColumn;
   /** The column's property name in the drizzle table, for the update. */
   key: string;
@@ -48,6 +53,60 @@ export const sealedColumns: SealedColumn[] = [
     fields: { projectId: apiKeys.projectId },
     aad: (row) => row.projectId!, // as lib/projects/service.ts seals secret keys
   },
+  {
+    name: "webhook_settings.encrypted_secret",
+    table: webhookSettings,
+    id: sql`(${webhookSettings.projectId} || ':' || ${webhookSettings.livemode}::text)`,
+    column: webhookSettings.encryptedSecret,
+    key: "encryptedSecret",
+    fields: { projectId: webhookSettings.projectId, livemode: webhookSettings.livemode },
+    aad: (row) => signingSecretAad(webhookSecretOwner({ projectId: row.projectId!, livemode: Boolean(row.livemode) })),
+  },
+  {
+    name: "triggers.encrypted_secret",
+    table: triggers,
+    id: triggers.id,
+    column: triggers.encryptedSecret,
+    key: "encryptedSecret",
+    fields: {},
+    aad: (row) => signingSecretAad(row.id!),
+  },
+  {
+    name: "oauth_configs.encrypted_secret",
+    table: oauthConfigs,
+    id: oauthConfigs.id,
+    column: oauthConfigs.encryptedSecret,
+    key: "encryptedSecret",
+    fields: {},
+    aad: (row) => oauthConfigAad(row.id!),
+  },
+  {
+    name: "player_token_keys.encrypted_private_jwk",
+    table: playerTokenKeys,
+    id: playerTokenKeys.id,
+    column: playerTokenKeys.encryptedPrivateJwk,
+    key: "encryptedPrivateJwk",
+    fields: {},
+    aad: (row) => tokenKeyAad(row.id!),
+  },
+  {
+    name: "oauth_signins.encrypted_verifier",
+    table: oauthSignins,
+    id: oauthSignins.id,
+    column: oauthSignins.encryptedVerifier,
+    key: "encryptedVerifier",
+    fields: {},
+    aad: (row) => signinAad(row.id!),
+  },
+  {
+    name: "oauth_signins.encrypted_result",
+    table: oauthSignins,
+    id: oauthSignins.id,
+    column: oauthSignins.encryptedResult,
+    key: "encryptedResult",
+    fields: {},
+    aad: (row) => signinAad(row.id!),
+  },
 ];
 
 export interface RotationReport {
@@ -68,12 +127,14 @@ export async function reencryptAll(db: Db, ring: Keyring, batchSize = 200): Prom
     let reencrypted = 0;
     let after = "";
     const stale: SQL = notLike(spec.column, `v2.${ring.current.kid}.%`);
+    // A column or an expression: drizzle compares and orders both alike.
+    const key = spec.id as SQL;
     for (;;) {
       const rows = (await db
         .select({ id: spec.id, sealed: spec.column, ...spec.fields })
         .from(spec.table)
-        .where(and(gt(spec.id, after), isNotNull(spec.column), stale))
-        .orderBy(asc(spec.id))
+        .where(and(gt(key, after), isNotNull(spec.column), stale))
+        .orderBy(asc(key))
         .limit(batchSize)) as Record<string, string>[];
       if (rows.length === 0) break;
       const resealed = rows.map((row) => {
@@ -88,7 +149,7 @@ export async function reencryptAll(db: Db, ring: Keyring, batchSize = 200): Prom
           const done = await tx
             .update(spec.table)
             .set({ [spec.key]: to })
-            .where(and(eq(spec.id, id), eq(spec.column, from)))
+            .where(and(eq(key, id), eq(spec.column, from)))
             .returning({ id: spec.id });
           reencrypted += done.length;
         }
