@@ -5,12 +5,11 @@ import { createAccount } from "@/lib/accounts/service";
 import { badRequest, conflict, notFound } from "@/lib/http/errors";
 import type { Metadata } from "@/lib/http/fields";
 import { listPage, type ListParams } from "@/lib/http/list";
-import { findIdentity, identitiesOf, linkIdentity, normalisedUserId, presentAuthPlayer } from "@/lib/iam/identities";
+import { findIdentity, identitiesOf, linkIdentity, normalisedUserId, presentAuthPlayer, releaseDeletedIdentity } from "@/lib/iam/identities";
 import { revokePlayerSessions } from "@/lib/iam/sessions";
 import { presentPlayers } from "@/lib/players/present";
 import { createPlayer, type PlayerRow } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
-import { releaseDeletedIdentity } from "./provider-signin";
 
 /**
  * The identity API's players (`/iam/v1/players`): players with at least one linked identity, shown

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
@@ -60,6 +60,25 @@ export async function findIdentity(db: Queryable, ctx: ProjectContext, provider:
     );
   if (!row || row.player.deletedAt) return null;
   return row;
+}
+
+/**
+ * An identity whose player was deleted (DELETE /v1/players) still holds its place in the unique
+ * index; it is released so the same person can sign in again as a new player.
+ */
+export async function releaseDeletedIdentity(db: Queryable, ctx: ProjectContext, provider: string, externalUserId: string) {
+  const deletedPlayers = db.select({ id: players.id }).from(players).where(and(eq(players.projectId, ctx.projectId), isNotNull(players.deletedAt)));
+  await db
+    .delete(playerIdentities)
+    .where(
+      and(
+        eq(playerIdentities.projectId, ctx.projectId),
+        eq(playerIdentities.livemode, ctx.livemode),
+        eq(playerIdentities.provider, provider),
+        eq(playerIdentities.externalUserId, normalisedUserId(provider, externalUserId)),
+        inArray(playerIdentities.playerId, deletedPlayers),
+      ),
+    );
 }
 
 /**

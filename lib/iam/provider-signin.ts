@@ -1,8 +1,8 @@
-import { and, asc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
 import { ApiError, badRequest } from "@/lib/http/errors";
-import { findIdentity, linkIdentity, normalisedUserId } from "@/lib/iam/identities";
+import { findIdentity, linkIdentity, releaseDeletedIdentity } from "@/lib/iam/identities";
 import { createPlayer, type PlayerRow } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { loadProviderConfig } from "./provider-config";
@@ -29,25 +29,6 @@ export async function verifyProviderToken(db: Queryable, ctx: ProjectContext, pr
     if (err instanceof ProviderUnavailable) throw new ApiError(502, "api_error", `Could not verify the token with ${provider}: ${err.message}.`);
     throw err;
   }
-}
-
-/**
- * An identity whose player was deleted (DELETE /v1/players) still holds its place in the unique
- * index; it is released so the same person can sign in again as a new player.
- */
-export async function releaseDeletedIdentity(db: Queryable, ctx: ProjectContext, provider: string, externalUserId: string) {
-  const deletedPlayers = db.select({ id: players.id }).from(players).where(isNotNull(players.deletedAt));
-  await db
-    .delete(playerIdentities)
-    .where(
-      and(
-        eq(playerIdentities.projectId, ctx.projectId),
-        eq(playerIdentities.livemode, ctx.livemode),
-        eq(playerIdentities.provider, provider),
-        eq(playerIdentities.externalUserId, normalisedUserId(provider, externalUserId)),
-        inArray(playerIdentities.playerId, deletedPlayers),
-      ),
-    );
 }
 
 /** The oldest player of the mode with an identity whose email is verified and is `email` (any provider). */

@@ -1,8 +1,6 @@
-import { and, eq, inArray, isNotNull } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
-import { playerIdentities, players } from "@/lib/db/schema";
 import { ApiError, conflict } from "@/lib/http/errors";
-import { findIdentity, identitiesOf, linkIdentity, normalisedUserId, presentAuthPlayer, type IdentityRow } from "@/lib/iam/identities";
+import { findIdentity, identitiesOf, linkIdentity, presentAuthPlayer, releaseDeletedIdentity, type IdentityRow } from "@/lib/iam/identities";
 import { openSession, type IssuedTokens } from "@/lib/iam/sessions";
 import { decoyHash, hashPassword, verifyPassword } from "@/lib/keys/password";
 import { createPlayer, type PlayerRow } from "@/lib/players/service";
@@ -23,28 +21,9 @@ export async function authAnswer(db: Queryable, player: PlayerRow, tokens: Issue
   return { player: presentAuthPlayer(player, identities), token: tokens.token, refreshToken: tokens.refreshToken };
 }
 
-/**
- * Frees an email (or other user id) still held by an identity of a deleted player, so that
- * deleting a player lets the person sign up again.
- */
-export async function releaseDeletedHolder(db: Queryable, ctx: ProjectContext, provider: string, externalUserId: string) {
-  const deletedPlayers = db.select({ id: players.id }).from(players).where(and(eq(players.projectId, ctx.projectId), isNotNull(players.deletedAt)));
-  await db
-    .delete(playerIdentities)
-    .where(
-      and(
-        eq(playerIdentities.projectId, ctx.projectId),
-        eq(playerIdentities.livemode, ctx.livemode),
-        eq(playerIdentities.provider, provider),
-        eq(playerIdentities.externalUserId, normalisedUserId(provider, externalUserId)),
-        inArray(playerIdentities.playerId, deletedPlayers),
-      ),
-    );
-}
-
 /** Links an email and password to `playerId`; a 409 when another player signs in with that email. */
 export async function linkEmail(db: Queryable, ctx: ProjectContext, playerId: string, email: string, passwordHash: string): Promise<IdentityRow> {
-  await releaseDeletedHolder(db, ctx, EMAIL_PROVIDER, email);
+  await releaseDeletedIdentity(db, ctx, EMAIL_PROVIDER, email);
   const identity = await linkIdentity(db, ctx, playerId, { provider: EMAIL_PROVIDER, externalUserId: email, email, passwordHash });
   if (!identity) throw emailTaken();
   return identity;
