@@ -73,6 +73,19 @@ export async function createTargets(): Promise<Targets> {
   await call("POST", "/v1/subscriptions/test", { key, json: { subscription } });
   const [attempt] = (await call("GET", "/v1/subscriptions/logs", { key, query: { subscription } })).body.data;
   for (const path of ["/v1/subscriptions/logs/{id}", "/v1/subscriptions/logs/{id}/redeliver"]) ids[path] = attempt.id;
+  // The identity API: a signed-up player and its token, a provider configuration.
+  const credentials = { email: "target@example.com", password: "a long enough password", name: "target" };
+  valid["POST /iam/v1/auth/signup"] = { ...credentials, email: "other@example.com" };
+  valid["POST /iam/v1/auth/login"] = { email: credentials.email, password: credentials.password };
+  const signedUp = (await call("POST", "/iam/v1/auth/signup", { key, json: credentials })).body;
+  for (const op of ["GET /iam/v1/verify", "GET /iam/v1/auth/verify"]) valid[op] = { token: signedUp.token };
+  valid["POST /iam/v1/sessions"] = { refreshToken: signedUp.refreshToken };
+  valid["POST /iam/v1/oauth"] = { provider: "telegramMiniApp", botToken: "123456:target-bot-token" };
+  valid["POST /iam/v1/config"] = valid["POST /iam/v1/oauth"];
+  valid["POST /iam/v1/oauth/verify"] = { provider: "telegramMiniApp", token: "query_id=x&hash=00", tokenType: "customToken" };
+  valid["POST /iam/v1/players"] = { thirdPartyUserId: "target-user", thirdPartyProvider: "custom", preGenerateEmbeddedAccount: false };
+  valid["POST /iam/v1/siwe/init"] = { address: ADDRESS };
+  ids["/iam/v1/players/{id}"] = signedUp.player.id;
   ids["/v1/contracts/{id}/read"] = (
     await call("POST", "/v1/contracts", { key, json: { name: "EntryPoint", chainId: 31337, address: serviceDeployment().entryPoint, abi: entryPointAbi } })
   ).body.id;
