@@ -1,13 +1,17 @@
 import { serve } from "inngest/next";
 import { inngest, usesInngestServer } from "@/inngest/client";
 import { functions } from "@/inngest/functions";
+import { ApiError } from "@/lib/http/errors";
+import { errorResponse } from "@/lib/http/handle";
+import { newId } from "@/lib/ids";
 
 const served = serve({ client: inngest, functions });
 
+// Inngest authenticates its own calls (its signing key); here only the "not served" answer is ours.
 const embedded = () =>
-  Response.json(
-    { error: { type: "invalid_request_error", message: "Background functions run in-process here; set INNGEST_EVENT_KEY/INNGEST_SIGNING_KEY (or INNGEST_DEV / INNGEST_BASE_URL) to serve them to Inngest." } },
-    { status: 404 },
+  errorResponse(
+    new ApiError(404, "invalid_request_error", "Background functions run in-process here; set INNGEST_EVENT_KEY/INNGEST_SIGNING_KEY (or INNGEST_DEV / INNGEST_BASE_URL) to serve them to Inngest."),
+    newId("request"),
   );
 
 type Handler = (req: Request, ctx: unknown) => Promise<Response>;
