@@ -8,6 +8,7 @@ const SECTIONS = [
   ["", "Overview"],
   ["/keys", "API keys"],
   ["/players", "Players"],
+  ["/sign-in", "Player sign-in"],
   ["/accounts", "Accounts"],
   ["/contracts", "Contracts"],
   ["/policies", "Policies"],
