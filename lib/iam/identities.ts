@@ -44,20 +44,22 @@ export type AuthPlayerResponse = z.infer<typeof authPlayerResponse>;
 export const normalisedUserId = (provider: string, externalUserId: string) =>
   provider === "email" || provider === "wallet" ? externalUserId.trim().toLowerCase() : externalUserId;
 
+/** The one identity of `provider` with that user id in the project and mode (the unique index's key). */
+const identityKey = (ctx: ProjectContext, provider: string, externalUserId: string) =>
+  and(
+    eq(playerIdentities.projectId, ctx.projectId),
+    eq(playerIdentities.livemode, ctx.livemode),
+    eq(playerIdentities.provider, provider),
+    eq(playerIdentities.externalUserId, normalisedUserId(provider, externalUserId)),
+  );
+
 /** The identity of `provider` with that user id in the project and mode, with its player (not deleted). */
 export async function findIdentity(db: Queryable, ctx: ProjectContext, provider: string, externalUserId: string): Promise<{ identity: IdentityRow; player: PlayerRow } | null> {
   const [row] = await db
     .select({ identity: playerIdentities, player: players })
     .from(playerIdentities)
     .innerJoin(players, eq(players.id, playerIdentities.playerId))
-    .where(
-      and(
-        eq(playerIdentities.projectId, ctx.projectId),
-        eq(playerIdentities.livemode, ctx.livemode),
-        eq(playerIdentities.provider, provider),
-        eq(playerIdentities.externalUserId, normalisedUserId(provider, externalUserId)),
-      ),
-    );
+    .where(identityKey(ctx, provider, externalUserId));
   if (!row || row.player.deletedAt) return null;
   return row;
 }
@@ -68,17 +70,7 @@ export async function findIdentity(db: Queryable, ctx: ProjectContext, provider:
  */
 export async function releaseDeletedIdentity(db: Queryable, ctx: ProjectContext, provider: string, externalUserId: string) {
   const deletedPlayers = db.select({ id: players.id }).from(players).where(and(eq(players.projectId, ctx.projectId), isNotNull(players.deletedAt)));
-  await db
-    .delete(playerIdentities)
-    .where(
-      and(
-        eq(playerIdentities.projectId, ctx.projectId),
-        eq(playerIdentities.livemode, ctx.livemode),
-        eq(playerIdentities.provider, provider),
-        eq(playerIdentities.externalUserId, normalisedUserId(provider, externalUserId)),
-        inArray(playerIdentities.playerId, deletedPlayers),
-      ),
-    );
+  await db.delete(playerIdentities).where(and(identityKey(ctx, provider, externalUserId), inArray(playerIdentities.playerId, deletedPlayers)));
 }
 
 /**
