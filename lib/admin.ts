@@ -1,4 +1,7 @@
 import crypto from "node:crypto";
+import { ApiError } from "@/lib/http/errors";
+import { bearerToken } from "@/lib/http/auth";
+import type { AuthStrategy } from "@/lib/http/principals";
 import { dataDir } from "@/lib/config";
 import { advertiseAdmin } from "@/lib/db/embedded";
 
@@ -18,3 +21,13 @@ export function isAdminToken(presented: string | null): boolean {
   const b = Buffer.from(expected);
   return a.length === b.length && crypto.timingSafeEqual(a, b);
 }
+
+/** The local CLI's token (only `.data/` holds it). Anyone else gets a 404, as if the route did not exist. */
+export const adminToken: AuthStrategy<{ kind: "admin" }, null> = {
+  security: [],
+  apiRequest: false,
+  async authenticate(_db, { request }) {
+    if (!isAdminToken(bearerToken(request))) throw new ApiError(404, "invalid_request_error", "Not found.");
+    return { principal: { kind: "admin" }, project: null };
+  },
+};

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "@/lib/http/operation";
+import { dashboardSession } from "./auth-strategy";
 import { gasReport } from "./gas-report";
 import { gasReportCsv, gasReportFilename } from "./gas-report-csv";
 
@@ -13,7 +14,7 @@ export const downloadGasReport = defineOperation({
   path: "/projects/{projectId}/{mode}/reports/csv",
   summary: "The gas report as CSV",
   tag: "Dashboard",
-  auth: "dashboard",
+  auth: dashboardSession,
   internal: true,
   // The report checks its own parameters (dates, range, policy) with the page's messages.
   input: z.strictObject({ policy: z.string().optional(), from: z.string().optional(), to: z.string().optional() }),

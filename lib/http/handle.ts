@@ -9,7 +9,7 @@ import { clientAddress } from "./client-address";
 import { EXPENSIVE_OPERATIONS, enforce, limits, projectScope, takeToken } from "./rate-limit";
 import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
-import { authenticateRequest, isApiRequest } from "./principals";
+import { secretKey } from "./principals";
 import { pathParams as readPathParams, readingRequest, readRequest, type RouteParams } from "./read";
 import { redact } from "@/lib/redact";
 import { recordRequest } from "./request-log";
@@ -48,14 +48,15 @@ export function handle(op: Operation) {
     let db: Db | null = null;
     let project: ProjectContext | null = null;
     let response: Response;
-    const kind = op.auth ?? "secret";
+    const strategy = op.auth ?? secretKey;
     try {
       requireHttps(request);
       db = await getDb();
       // Strategies read a path parameter or two as they are; the parameters are checked after authentication.
       const routeParams = (await route?.params) ?? {};
       const unchecked = Object.fromEntries(Object.entries(routeParams).filter((e): e is [string, string] => typeof e[1] === "string"));
-      const caller = await authenticateRequest(db, kind, { request, url, params: unchecked }).catch(async (err: unknown) => {
+      if (strategy.perAddress) await enforce(db, `public:${clientAddress(request.headers)}`, limits.public(), "Too many requests from your address");
+      const caller = await strategy.authenticate(db, { request, url, params: unchecked }).catch(async (err: unknown) => {
         // Unauthenticated callers are limited per client address: guessing credentials costs a 429 soon.
         if (err instanceof ApiError && err.status === 401) {
           await enforce(db!, `unauthenticated:${clientAddress(request.headers)}`, limits.public(), "Too many requests with invalid credentials from your address");
@@ -63,7 +64,7 @@ export function handle(op: Operation) {
         throw err;
       });
       project = caller.project;
-      if (project && isApiRequest(kind)) await takeToken(db, project, op.operationId);
+      if (project && strategy.apiRequest) await takeToken(db, project, op.operationId);
       const params = await readingRequest(() => readPathParams(routeParams));
       const { raw, input } = await readRequest(op, request, url, caller.body);
       const activeDb = db;
@@ -98,7 +99,7 @@ export function handle(op: Operation) {
       response = errorResponse(err, requestId);
     }
     response.headers.set("x-request-id", requestId);
-    if (db && isApiRequest(kind)) {
+    if (db && strategy.apiRequest) {
       recordRequest(db, {
         id: requestId,
         project,

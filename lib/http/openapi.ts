@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { documentedAs } from "./fields";
 import type { Operation } from "./operation";
+import { secretKey } from "./principals";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -78,7 +79,7 @@ export function buildOpenApi(operations: Operation[], serverUrl: string) {
       operationId: op.operationId,
       summary: op.summary,
       tags: [op.tag],
-      security: securityOf(op),
+      security: (op.auth ?? secretKey).security,
       parameters: [...pathParams, ...queryParams],
       ...(inQuery
         ? {}
@@ -119,20 +120,6 @@ export function buildOpenApi(operations: Operation[], serverUrl: string) {
       },
     },
   };
-}
-
-/** How each authentication strategy appears in the document. */
-function securityOf(op: Operation): Record<string, string[]>[] {
-  switch (op.auth ?? "secret") {
-    case "publishable":
-      return [{ publishableKey: [] }, { bearerAuth: [] }, { basicAuth: [] }];
-    case "player":
-      return [{ playerToken: [] }];
-    case "projectInPath":
-      return [];
-    default:
-      return [{ bearerAuth: [] }, { basicAuth: [] }];
-  }
 }
 
 const serialized = new WeakMap<Operation[], { before: string; after: string }>();

@@ -1,15 +1,16 @@
 import type { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import type { AuthKind, PrincipalOf, ProjectOf } from "./principals";
+import type { ProjectContext } from "@/lib/projects/service";
+import type { AuthStrategy, KeyPrincipal } from "./principals";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
-export interface OperationContext<Input, A extends AuthKind = "secret"> {
+export interface OperationContext<Input, P = KeyPrincipal, Project extends ProjectContext | null = ProjectContext> {
   db: Db;
   /** The project and mode the request acts in (none for the admin token). */
-  project: ProjectOf<A>;
+  project: Project;
   /** Who is calling, as the operation's authentication strategy proved it (absent when the dashboard runs an operation). */
-  principal?: PrincipalOf[A];
+  principal?: P;
   input: Input;
   params: Record<string, string>;
   /** The request path, used as the `url` of list envelopes. */
@@ -26,15 +27,15 @@ export interface OperationContext<Input, A extends AuthKind = "secret"> {
  * One endpoint, declared once: the route handler, request validation, response checking in
  * tests and the OpenAPI document are all derived from this.
  */
-export interface Operation<InputSchema extends z.ZodType = z.ZodType, Result = unknown, A extends AuthKind = AuthKind> {
+export interface Operation<InputSchema extends z.ZodType = z.ZodType, Result = unknown, P = unknown, Project extends ProjectContext | null = ProjectContext | null> {
   operationId: string;
   method: HttpMethod;
   /** OpenAPI-style path, e.g. `/v1/players/{id}`. */
   path: string;
   summary: string;
   tag: string;
-  /** How the caller authenticates (lib/http/principals.ts); a secret key by default. */
-  auth?: A;
+  /** How the caller authenticates (lib/http/principals.ts and the domains' strategies); a secret key by default. */
+  auth?: AuthStrategy<P, Project>;
   /** Left out of the public API's OpenAPI document (the dashboard's, the signing page's and the CLI's own routes). */
   internal?: boolean;
   /** Query parameters for GET and DELETE, the body (merged over the query) otherwise. */
@@ -42,9 +43,11 @@ export interface Operation<InputSchema extends z.ZodType = z.ZodType, Result = u
   /** The answer's shape; a `Response` returned by `run` (a CSV download) is sent as it is. */
   response: z.ZodType;
   // A method, so an operation of any strategy is an `Operation` (parameters are compared bivariantly).
-  run(ctx: OperationContext<z.output<InputSchema>, A>): Promise<Result>;
+  run(ctx: OperationContext<z.output<InputSchema>, P, Project>): Promise<Result>;
 }
 
-export function defineOperation<InputSchema extends z.ZodType, Result, A extends AuthKind = "secret">(op: Operation<InputSchema, Result, A>) {
+export function defineOperation<InputSchema extends z.ZodType, Result, P = KeyPrincipal, Project extends ProjectContext | null = ProjectContext>(
+  op: Operation<InputSchema, Result, P, Project>,
+) {
   return op;
 }

@@ -1,5 +1,6 @@
 import { defineOperation, type Operation } from "@/lib/http/operation";
-import type { PlayerPrincipal } from "@/lib/http/principals";
+import { publishableKey, publishableKeyInPath } from "@/lib/http/principals";
+import { playerToken, type PlayerPrincipal } from "./auth";
 import { ApiError } from "@/lib/http/errors";
 import { authPlayerResponse } from "./identities";
 import { tokenJwks } from "./tokens";
@@ -40,7 +41,7 @@ const signupAt = (operationId: string, path: string) =>
     path,
     summary: "Sign a new player up with an email and password",
     tag,
-    auth: "publishable",
+    auth: publishableKey,
     input: signupInput,
     response: authResponse,
     run: async ({ db, project, input, clientAddress }) => signUp(db, project, input, clientAddress),
@@ -53,7 +54,7 @@ const loginAt = (operationId: string, path: string) =>
     path,
     summary: "Log a player in with an email and password",
     tag,
-    auth: "publishable",
+    auth: publishableKey,
     input: loginInput,
     response: authResponse,
     run: async ({ db, project, input, clientAddress }) => logIn(db, project, input, clientAddress),
@@ -70,7 +71,7 @@ export const jwks = defineOperation({
   path: "/iam/v1/{publishableKey}/jwks.json",
   summary: "Public keys that verify the project's player tokens (JWKS)",
   tag,
-  auth: "projectInPath",
+  auth: publishableKeyInPath,
   input: emptyInput,
   response: jwksResponse,
   run: async ({ db, project }) =>
@@ -119,7 +120,7 @@ export const refreshOperation = defineOperation({
   path: "/iam/v1/sessions",
   summary: "Trade a refresh token for new tokens (the refresh token rotates)",
   tag,
-  auth: "publishable",
+  auth: publishableKey,
   input: refreshInput,
   response: authResponse,
   run: async ({ db, project, input }) => refresh(db, project, input.refreshToken),
@@ -131,7 +132,7 @@ export const logoutOperation = defineOperation({
   path: "/iam/v1/sessions/logout",
   summary: "End the player token's session",
   tag,
-  auth: "player",
+  auth: playerToken,
   input: logoutInput,
   response: logoutResponse,
   run: async ({ db, principal, input }) => logOut(db, claimsOf(principal), input.refreshToken),
@@ -143,7 +144,7 @@ export const me = defineOperation({
   path: "/iam/v1/me",
   summary: "Retrieve the signed-in player",
   tag,
-  auth: "player",
+  auth: playerToken,
   input: emptyInput,
   response: authPlayerResponse,
   run: async ({ db, project, principal }) => authPlayer(db, await playerOfToken(db, project, claimsOf(principal))),
@@ -166,7 +167,7 @@ export const resetPasswordOperation = defineOperation({
   path: "/iam/v1/password/reset",
   summary: "Set a new password with a reset token (ends the player's sessions)",
   tag,
-  auth: "publishable",
+  auth: publishableKey,
   input: resetPasswordInput,
   response: authPlayerResponse,
   run: async ({ db, project, input, clientAddress }) => resetPassword(db, project, input.token, input.password, clientAddress),
@@ -189,7 +190,7 @@ export const verifyEmailOperation = defineOperation({
   path: "/iam/v1/password/verify_email",
   summary: "Mark a player's email verified with a verification token",
   tag,
-  auth: "publishable",
+  auth: publishableKey,
   input: verifyEmailInput,
   response: authPlayerResponse,
   run: async ({ db, project, input }) => verifyEmail(db, project, input.token),
@@ -201,7 +202,7 @@ export const linkEmailOperation = defineOperation({
   path: "/iam/v1/password/link",
   summary: "Add an email and password sign-in to the signed-in player",
   tag,
-  auth: "player",
+  auth: playerToken,
   input: linkEmailInput,
   response: authPlayerResponse,
   run: async ({ db, project, principal, input, clientAddress }) =>
@@ -214,7 +215,7 @@ export const unlinkEmailOperation = defineOperation({
   path: "/iam/v1/password/unlink",
   summary: "Remove the signed-in player's email sign-in (not their last way to sign in)",
   tag,
-  auth: "player",
+  auth: playerToken,
   input: emailInput,
   response: authPlayerResponse,
   run: async ({ db, project, principal, input }) => unlinkEmail(db, project, claimsOf(principal).playerId, input.email),

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "@/lib/http/operation";
+import { publishableKey } from "@/lib/http/principals";
+import { oauthState } from "./auth";
 import { authPlayerResponse } from "./identities";
 import { collectGoogleSignin, completeGoogleSignin, startGoogleSignin } from "./google-signin";
 
@@ -11,7 +13,7 @@ export const googleSigninUrl = defineOperation({
   path: "/iam/v1/oauth/google/signin_url",
   summary: "Start a Google sign-in in the player's browser: the URL to open and the key to collect the result with",
   tag,
-  auth: "publishable",
+  auth: publishableKey,
   input: z.strictObject({
     redirectTo: z.url({ protocol: /^https?$/, error: "Expected an http(s) URL" }).max(2000).optional().describe("Where the browser goes once the sign-in is done (nothing secret is added to it)."),
   }),
@@ -33,7 +35,7 @@ export const googleCallback = defineOperation({
   path: "/iam/v1/oauth/google/callback",
   summary: "Where Google sends the player's browser back",
   tag,
-  auth: "oauthState",
+  auth: oauthState,
   internal: true,
   input: z.looseObject({ state: z.string(), code: z.string().max(4000).optional(), error: z.string().max(200).optional(), error_description: z.string().max(2000).optional() }),
   response: z.instanceof(Response),
@@ -56,7 +58,7 @@ export const googleToken = defineOperation({
   path: "/iam/v1/oauth/google/token",
   summary: "Collect a finished Google sign-in's player and tokens, once",
   tag,
-  auth: "publishable",
+  auth: publishableKey,
   input: z.strictObject({ key: z.string().min(1).max(200) }),
   response: z.object({ player: authPlayerResponse, token: z.string(), refreshToken: z.string() }),
   run: async ({ db, project, input }) => collectGoogleSignin(db, project, input.key),

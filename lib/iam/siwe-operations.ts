@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { addressField, integerField } from "@/lib/http/fields";
 import { defineOperation } from "@/lib/http/operation";
+import { publishableKey } from "@/lib/http/principals";
+import { playerToken } from "./auth";
 import { authPlayerResponse } from "./identities";
 import { siweAuthenticate, siweInit, siweLink, siweUnlink } from "./siwe";
 
@@ -24,7 +26,7 @@ export const siweInitOperation = defineOperation({
   path: "/iam/v1/siwe/init",
   summary: "A nonce for a Sign-In with Ethereum message",
   tag,
-  auth: "publishable",
+  auth: publishableKey,
   input: z.strictObject({ address: addressField(), chainId: integerField({ min: 1 }).optional() }),
   response: initResponse,
   run: async ({ db, project, input }) => siweInit(db, project, input.address),
@@ -36,7 +38,7 @@ export const siweAuthenticateOperation = defineOperation({
   path: "/iam/v1/siwe/authenticate",
   summary: "Sign a player in (or up) with a signed Sign-In with Ethereum message",
   tag,
-  auth: "publishable",
+  auth: publishableKey,
   input: z.strictObject(signedMessage),
   response: authResponse,
   run: async ({ db, project, input }) => siweAuthenticate(db, project, input.message, input.signature as `0x${string}`),
@@ -48,7 +50,7 @@ export const siweInitLinkOperation = defineOperation({
   path: "/iam/v1/siwe/init/link",
   summary: "A nonce for linking a wallet to the signed-in player",
   tag,
-  auth: "player",
+  auth: playerToken,
   input: z.strictObject({ address: addressField(), chainId: integerField({ min: 1 }).optional() }),
   response: initResponse,
   run: async ({ db, project, input }) => siweInit(db, project, input.address),
@@ -60,7 +62,7 @@ export const siweLinkOperation = defineOperation({
   path: "/iam/v1/siwe/link",
   summary: "Link the wallet that signed the message to the signed-in player",
   tag,
-  auth: "player",
+  auth: playerToken,
   input: z.strictObject(signedMessage),
   response: authPlayerResponse,
   run: async ({ db, project, principal, input }) => siweLink(db, project, principal!.claims.playerId, input.message, input.signature as `0x${string}`),
@@ -72,7 +74,7 @@ export const siweUnlinkOperation = defineOperation({
   path: "/iam/v1/siwe/unlink",
   summary: "Unlink a wallet from the signed-in player",
   tag,
-  auth: "player",
+  auth: playerToken,
   input: z.strictObject({ address: addressField() }),
   response: authPlayerResponse,
   run: async ({ db, project, principal, input }) => siweUnlink(db, project, principal!.claims.playerId, input.address),

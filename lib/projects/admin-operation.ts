@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { adminToken } from "@/lib/admin";
 import { badRequest } from "@/lib/http/errors";
 import { defineOperation } from "@/lib/http/operation";
 import { adminCommand, AdminCommandError, runAdminCommand } from "./commands";
@@ -10,7 +11,7 @@ export const runAdmin = defineOperation({
   path: "/api/admin",
   summary: "Run a CLI command in this server",
   tag: "Admin",
-  auth: "admin",
+  auth: adminToken,
   internal: true,
   input: adminCommand,
   response: z.unknown(),

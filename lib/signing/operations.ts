@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "@/lib/http/operation";
+import { signingLink } from "./auth";
 import { linkStatus, submitLinkSignature } from "./service";
 
 const signingStatusResponse = z.object({
@@ -17,7 +18,7 @@ export const signingLinkStatus = defineOperation({
   path: "/sign/{id}/status",
   summary: "The progress of the intent a signing link opens",
   tag: "Signing page",
-  auth: "signingLink",
+  auth: signingLink,
   internal: true,
   input: z.strictObject({ t: z.string() }),
   response: signingStatusResponse,
@@ -31,7 +32,7 @@ export const signingLinkSignature = defineOperation({
   path: "/sign/{id}/signature",
   summary: "Submit the owner's signature through a signing link",
   tag: "Signing page",
-  auth: "signingLink",
+  auth: signingLink,
   internal: true,
   // The signature is checked by the API's own signature schema in submitLinkSignature.
   input: z.strictObject({ t: z.string().optional(), token: z.string().optional(), signature: z.unknown().optional() }),
