@@ -4,7 +4,8 @@ import { playerToken, type PlayerPrincipal } from "./auth";
 import { ApiError } from "@/lib/http/errors";
 import { authPlayerResponse } from "./identities";
 import { tokenJwks } from "./tokens";
-import { authPlayer, linkEmailPassword, logOut, playerOfToken, refresh, resetPassword, unlinkEmail, verifyEmail, verifyTokenFor } from "./credentials/account";
+import { authPlayer } from "./identities";
+import { linkEmailPassword, logOut, playerOfToken, refresh, resetPassword, unlinkEmail, verifyEmail, verifyTokenFor } from "./credentials/account";
 import { credentialObject, issueCredentialToken } from "./credentials/credential-tokens";
 import { logIn, signUp } from "./credentials/passwords";
 import {

@@ -7,7 +7,7 @@ import { ApiError, badRequest, conflict, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
-import { identitiesOf, presentAuthPlayer, type AuthPlayerResponse } from "./identities";
+import { signInAnswer, type AuthPlayerResponse } from "./identities";
 import { loadProviderConfig } from "./provider-config";
 import { findOrCreatePlayer } from "./provider-signin";
 import { verifyWithProvider, ProviderUnavailable, TokenRejected } from "./providers";
@@ -148,8 +148,7 @@ export async function completeGoogleSignin(db: Queryable, signin: SigninRow, ori
     const identity = await verifyWithProvider(config, idToken, { livemode: ctx.livemode });
     if (decodeJwt(idToken).nonce !== signin.nonce) throw new TokenRejected("its ID token carries another nonce than this sign-in's");
     const { player } = await findOrCreatePlayer(db, ctx, PROVIDER, identity);
-    const session = await openSession(db, ctx, player.id, PROVIDER);
-    const result = { player: presentAuthPlayer(player, (await identitiesOf(db, [player.id])).get(player.id) ?? []), token: session.token, refreshToken: session.refreshToken };
+    const result = await signInAnswer(db, player, await openSession(db, ctx, player.id, PROVIDER));
     await finish({ encryptedResult: encrypt(JSON.stringify(result), aad(signin.id)) });
     return { ok: true as const, redirectTo: signin.redirectTo };
   } catch (err) {

@@ -134,6 +134,16 @@ export function presentAuthPlayer(player: PlayerRow, identities: IdentityRow[]):
   };
 }
 
+/** One player with its identities, as the identity API shows it. */
+export async function authPlayer(db: Queryable, player: PlayerRow): Promise<AuthPlayerResponse> {
+  return presentAuthPlayer(player, (await identitiesOf(db, [player.id])).get(player.id) ?? []);
+}
+
+/** What every sign-in answers: the player and its session's tokens. */
+export async function signInAnswer(db: Queryable, player: PlayerRow, tokens: { token: string; refreshToken: string }) {
+  return { player: await authPlayer(db, player), token: tokens.token, refreshToken: tokens.refreshToken };
+}
+
 /** Players with their identities, as the identity API shows them. */
 export async function presentAuthPlayers(db: Queryable, rows: PlayerRow[]): Promise<AuthPlayerResponse[]> {
   const by = await identitiesOf(db, rows.map((r) => r.id));

@@ -5,13 +5,12 @@ import { defineOperation } from "@/lib/http/operation";
 import { presentPlayer } from "@/lib/players/present";
 import { playerExpandable, playerResponse } from "@/lib/players/schema";
 import type { Queryable } from "@/lib/db/client";
-import { getPlayer } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
-import { authPlayerResponse, findIdentity, identitiesOf, presentAuthPlayer } from "./identities";
+import { authPlayer, authPlayerResponse, findIdentity } from "./identities";
+import { playerOfToken, verifyTokenFor } from "./credentials/account";
 import { configInput, configResponse, deleteConfig, getConfig, listConfigs, providerParam, upsertConfig, type ConfigInput } from "./provider-config";
 import { findOrCreatePlayer, verifyProviderToken } from "./provider-signin";
-import { openSession, verifyPlayerSession } from "./sessions";
-import { InvalidPlayerToken } from "./tokens";
+import { openSession } from "./sessions";
 
 const tag = "Player authentication";
 
@@ -156,19 +155,8 @@ export const authorizePlayer = defineOperation({
   tag,
   input: z.strictObject({ authorizationCode: z.string().min(1, "Expected a player token").max(16_384) }),
   response: authPlayerResponse,
-  run: async ({ db, project, input }) => {
-    let playerId: string;
-    try {
-      const claims = await verifyPlayerSession(db, input.authorizationCode);
-      if (claims.projectId !== project.projectId || claims.livemode !== project.livemode) throw new InvalidPlayerToken("it belongs to another project or mode than this key");
-      playerId = claims.playerId;
-    } catch (err) {
-      if (err instanceof InvalidPlayerToken) throw new ApiError(401, "authentication_error", `Invalid authorizationCode: ${err.message}.`);
-      throw err;
-    }
-    const player = await getPlayer(db, project, playerId);
-    return presentAuthPlayer(player, (await identitiesOf(db, [player.id])).get(player.id) ?? []);
-  },
+  // The same check as GET /iam/v1/auth/verify, the token named as the SDK sends it.
+  run: async ({ db, project, input }) => authPlayer(db, await playerOfToken(db, project, await verifyTokenFor(db, project, input.authorizationCode, "authorizationCode"))),
 });
 
 export const providerOperations = [

@@ -8,7 +8,7 @@ import { playerIdentities, siweNonces } from "@/lib/db/schema";
 import { ApiError, badRequest, conflict } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
 import { createPlayer, getPlayer } from "@/lib/players/service";
-import { findIdentity, identitiesOf, linkIdentity, lockPlayer, presentAuthPlayer, type AuthPlayerResponse } from "./identities";
+import { authPlayer, findIdentity, identitiesOf, linkIdentity, lockPlayer, signInAnswer, type AuthPlayerResponse } from "./identities";
 import { openSession } from "./sessions";
 
 /** How long a nonce may wait for its signature. */
@@ -79,8 +79,7 @@ export async function siweAuthenticate(db: Queryable, ctx: ProjectContext, messa
     found = await findIdentity(db, ctx, WALLET_PROVIDER, address);
   }
   const { player } = found!;
-  const tokens = await openSession(db, ctx, player.id, WALLET_PROVIDER);
-  return { player: presentAuthPlayer(player, (await identitiesOf(db, [player.id])).get(player.id) ?? []), token: tokens.token, refreshToken: tokens.refreshToken };
+  return signInAnswer(db, player, await openSession(db, ctx, player.id, WALLET_PROVIDER));
 }
 
 /** Adds the wallet that signed the message to the signed-in player. */
@@ -91,7 +90,7 @@ export async function siweLink(db: Queryable, ctx: ProjectContext, playerId: str
     const owner = await findIdentity(db, ctx, WALLET_PROVIDER, address);
     if (owner?.player.id !== playerId) throw conflict(`Wallet ${address} is already linked to another player.`);
   }
-  return authPlayer(db, ctx, playerId);
+  return authPlayer(db, await getPlayer(db, ctx, playerId));
 }
 
 /** Removes a wallet from the signed-in player; never its last way to sign in. */
@@ -104,10 +103,5 @@ export async function siweUnlink(db: Queryable, ctx: ProjectContext, playerId: s
     if (identities.length === 1) throw conflict("This wallet is the player's only way to sign in: link another before unlinking it.");
     await tx.delete(playerIdentities).where(eq(playerIdentities.id, target.id));
   });
-  return authPlayer(db, ctx, playerId);
-}
-
-async function authPlayer(db: Queryable, ctx: ProjectContext, playerId: string): Promise<AuthPlayerResponse> {
-  const player = await getPlayer(db, ctx, playerId);
-  return presentAuthPlayer(player, (await identitiesOf(db, [playerId])).get(playerId) ?? []);
+  return authPlayer(db, await getPlayer(db, ctx, playerId));
 }

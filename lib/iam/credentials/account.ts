@@ -2,7 +2,7 @@ import { and, count, eq, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players, playerSessions } from "@/lib/db/schema";
 import { ApiError, badRequest, conflict } from "@/lib/http/errors";
-import { identitiesOf, lockPlayer, normalisedUserId, presentAuthPlayer } from "@/lib/iam/identities";
+import { authPlayer, lockPlayer, normalisedUserId, signInAnswer } from "@/lib/iam/identities";
 import { refreshSession, revokePlayerSessions, revokeSession, SessionError, verifyPlayerSession, type IssuedTokens } from "@/lib/iam/sessions";
 import { InvalidPlayerToken, type PlayerTokenClaims } from "@/lib/iam/tokens";
 import { hashPassword } from "@/lib/keys/password";
@@ -10,31 +10,26 @@ import { getPlayer, type PlayerRow } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { consumeCredentialToken } from "./credential-tokens";
 import { clearFailures, limitAddress } from "./lockout";
-import { authAnswer, EMAIL_PROVIDER, linkEmail } from "./passwords";
+import { EMAIL_PROVIDER, linkEmail } from "./passwords";
 import { checkPassword } from "./schema";
 
-const playerTokenError = (message: string) => new ApiError(401, "authentication_error", `Invalid player token: ${message}`);
-
-/** The player as the identity API shows it. */
-export async function authPlayer(db: Queryable, player: PlayerRow) {
-  return presentAuthPlayer(player, (await identitiesOf(db, [player.id])).get(player.id) ?? []);
-}
+const playerTokenError = (message: string, what = "player token") => new ApiError(401, "authentication_error", `Invalid ${what}: ${message}`);
 
 /**
  * A player token checked for the caller's project and mode, its session still open. A token of
  * another project, or of the other mode, is refused as if it did not verify: a test-mode token
  * never passes for a live one.
  */
-export async function verifyTokenFor(db: Queryable, ctx: ProjectContext, token: string): Promise<PlayerTokenClaims> {
+export async function verifyTokenFor(db: Queryable, ctx: ProjectContext, token: string, what = "player token"): Promise<PlayerTokenClaims> {
   let claims: PlayerTokenClaims;
   try {
     claims = await verifyPlayerSession(db, token);
   } catch (err) {
-    if (err instanceof InvalidPlayerToken) throw playerTokenError(`${err.message}.`);
+    if (err instanceof InvalidPlayerToken) throw playerTokenError(`${err.message}.`, what);
     throw err;
   }
   if (claims.projectId !== ctx.projectId || claims.livemode !== ctx.livemode) {
-    throw playerTokenError(`it was issued for another project or mode than this key's (${ctx.livemode ? "live" : "test"}).`);
+    throw playerTokenError(`it was issued for another project or mode than this key's (${ctx.livemode ? "live" : "test"}).`, what);
   }
   return claims;
 }
@@ -62,7 +57,7 @@ export async function refresh(db: Queryable, ctx: ProjectContext, refreshToken: 
     await revokeSession(db, tokens.sessionId, "the player was deleted");
     throw new ApiError(401, "authentication_error", "Invalid refresh token: its player was deleted.");
   });
-  return authAnswer(db, player, tokens);
+  return signInAnswer(db, player, tokens);
 }
 
 /** Ends the token's session. A refresh token sent along must be that session's (it names it). */

@@ -1,9 +1,9 @@
 import type { Queryable } from "@/lib/db/client";
 import { ApiError, conflict } from "@/lib/http/errors";
-import { findIdentity, identitiesOf, linkIdentity, presentAuthPlayer, releaseDeletedIdentity, type IdentityRow } from "@/lib/iam/identities";
-import { openSession, type IssuedTokens } from "@/lib/iam/sessions";
+import { findIdentity, linkIdentity, releaseDeletedIdentity, signInAnswer, type IdentityRow } from "@/lib/iam/identities";
+import { openSession } from "@/lib/iam/sessions";
 import { decoyHash, hashPassword, verifyPassword } from "@/lib/keys/password";
-import { createPlayer, type PlayerRow } from "@/lib/players/service";
+import { createPlayer } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { assertNotLocked, clearFailures, limitAddress, recordFailure } from "./lockout";
 import { checkPassword, type LoginInput, type SignupInput } from "./schema";
@@ -14,12 +14,6 @@ export const EMAIL_PROVIDER = "email";
 export const wrongCredentials = () => new ApiError(401, "authentication_error", "Invalid email or password.");
 
 export const emailTaken = () => conflict("This email is already used to sign in to another player of this project.");
-
-/** What sign-up, login and refresh answer: the player as the identity API shows it, and its tokens. */
-export async function authAnswer(db: Queryable, player: PlayerRow, tokens: IssuedTokens) {
-  const identities = (await identitiesOf(db, [player.id])).get(player.id) ?? [];
-  return { player: presentAuthPlayer(player, identities), token: tokens.token, refreshToken: tokens.refreshToken };
-}
 
 /** Links an email and password to `playerId`; a 409 when another player signs in with that email. */
 export async function linkEmail(db: Queryable, ctx: ProjectContext, playerId: string, email: string, passwordHash: string): Promise<IdentityRow> {
@@ -41,7 +35,7 @@ export async function signUp(db: Queryable, ctx: ProjectContext, input: SignupIn
   return db.transaction(async (tx) => {
     const player = await createPlayer(tx, ctx, { name: input.name, email: input.email, description: input.description });
     await linkEmail(tx, ctx, player.id, input.email, passwordHash);
-    return authAnswer(tx, player, await openSession(tx, ctx, player.id, EMAIL_PROVIDER));
+    return signInAnswer(tx, player, await openSession(tx, ctx, player.id, EMAIL_PROVIDER));
   });
 }
 
@@ -61,5 +55,5 @@ export async function logIn(db: Queryable, ctx: ProjectContext, input: LoginInpu
   }
   if (found.identity.disabled) throw new ApiError(403, "permission_error", "Signing in with this email is disabled for this player.");
   await clearFailures(db, ctx, input.email);
-  return authAnswer(db, found.player, await openSession(db, ctx, found.player.id, EMAIL_PROVIDER));
+  return signInAnswer(db, found.player, await openSession(db, ctx, found.player.id, EMAIL_PROVIDER));
 }
