@@ -10,28 +10,24 @@ export type KeyKind = "secret" | "publishable";
 export const authError = (message: string) =>
   new ApiError(401, "authentication_error", message, undefined, { "www-authenticate": 'Bearer realm="api"' });
 
-/** The key from `Authorization: Bearer <key>` or HTTP Basic with the key as user name. */
-export function extractKey(request: Request): string | null {
-  const header = request.headers.get("authorization");
-  if (!header) return null;
-  const [scheme, credentials = ""] = header.trim().split(/\s+/, 2);
-  switch (scheme?.toLowerCase()) {
-    case "bearer":
-      return credentials || null;
-    case "basic": {
-      const decoded = Buffer.from(credentials, "base64").toString("utf8");
-      const user = decoded.includes(":") ? decoded.slice(0, decoded.indexOf(":")) : decoded;
-      return user || null;
-    }
-    default:
-      return null;
-  }
+const authorization = (request: Request) => {
+  const [scheme, credentials = ""] = (request.headers.get("authorization") ?? "").trim().split(/\s+/, 2);
+  return { scheme: scheme?.toLowerCase(), credentials };
+};
+
+/** The token of `Authorization: Bearer <token>` (an API key, a player token, the CLI's token). */
+export function bearerToken(request: Request): string | null {
+  const { scheme, credentials } = authorization(request);
+  return scheme === "bearer" && credentials ? credentials : null;
 }
 
-/** The token of `Authorization: Bearer <token>`, for credentials that are not API keys. */
-export function bearerToken(request: Request): string | null {
-  const [scheme, token] = (request.headers.get("authorization") ?? "").trim().split(/\s+/, 2);
-  return scheme?.toLowerCase() === "bearer" && token ? token : null;
+/** The key from `Authorization: Bearer <key>` or HTTP Basic with the key as user name. */
+export function extractKey(request: Request): string | null {
+  const { scheme, credentials } = authorization(request);
+  if (scheme !== "basic") return bearerToken(request);
+  const decoded = Buffer.from(credentials, "base64").toString("utf8");
+  const user = decoded.includes(":") ? decoded.slice(0, decoded.indexOf(":")) : decoded;
+  return user || null;
 }
 
 const redact = (key: string) => (key.length > 12 ? `${key.slice(0, 8)}…${key.slice(-4)}` : "***");
