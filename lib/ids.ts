@@ -28,6 +28,8 @@ export const ID_PREFIXES = {
   oauthConfig: "oac",
   oauthSignin: "osi",
   organization: "org",
+  paymaster: "pay",
+  forwarderContract: "fwd",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -251,6 +251,8 @@ export const policies = pgTable(
     /** fixed_rate / charge_custom_tokens: the registered token contract (con_) and amount (base units). */
     tokenContractId: text().references(() => contracts.id),
     tokenContractAmount: text(),
+    /** The registered ERC-7677 paymaster (pay_) that sponsors this policy's intents instead of ours. */
+    paymasterId: text().references(() => paymasters.id),
     enabled: boolean().notNull().default(true),
     deleted: boolean().notNull().default(false),
     createdAt: createdAt(),
@@ -754,4 +756,85 @@ export const playerCredentialTokens = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index().on(t.identityId, t.purpose), index().on(t.expiresAt)],
+);
+
+// Exchange, inventories, paymasters (issue 17).
+
+/**
+ * A paymaster service the project registered (`/v1/paymasters`): the paymaster contract and the
+ * ERC-7677 endpoint that signs for it. `context` goes with every pm_ call (e.g. a sponsorship policy id).
+ */
+export const paymasters = pgTable(
+  "paymasters",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    name: text(),
+    address: text().notNull(),
+    url: text(),
+    context: jsonb().$type<Record<string, unknown>>(),
+    deleted: boolean().notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+);
+
+/** The service fee of a project's swaps, per mode: basis points of the output taken to `recipient`. */
+export const exchangeSettings = pgTable(
+  "exchange_settings",
+  {
+    ...tenant(),
+    feeBasisPoints: integer().notNull(),
+    feeRecipient: text().notNull(),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.livemode] })],
+);
+
+/**
+ * ERC-721 / ERC-1155 transfer logs of registered contracts, per chain, as the indexer read them
+ * (holdings are sums over these). Rows of blocks a reorg replaced are deleted and read again.
+ */
+export const tokenTransfers = pgTable(
+  "token_transfers",
+  {
+    chainId: integer().notNull(),
+    /** The token contract, lower-case. */
+    contract: text().notNull(),
+    blockNumber: bigint({ mode: "number" }).notNull(),
+    blockHash: text().notNull(),
+    logIndex: integer().notNull(),
+    /** Position inside a TransferBatch log (0 for the others). */
+    batchIndex: integer().notNull().default(0),
+    transactionHash: text().notNull(),
+    standard: text({ enum: ["ERC721", "ERC1155"] }).notNull(),
+    /** Lower-case addresses. */
+    fromAddress: text().notNull(),
+    toAddress: text().notNull(),
+    tokenId: text().notNull(),
+    amount: text().notNull(),
+    /** The block's timestamp, in seconds. */
+    blockTimestamp: bigint({ mode: "number" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.chainId, t.blockNumber, t.logIndex, t.batchIndex] }),
+    index().on(t.chainId, t.toAddress, t.contract),
+    index().on(t.chainId, t.fromAddress, t.contract),
+  ],
+);
+
+/** How far the transfer indexer has read each contract on each chain (lower-case address), with the block's hash to notice reorgs. */
+export const tokenIndexCursors = pgTable(
+  "token_index_cursors",
+  {
+    chainId: integer().notNull(),
+    contract: text().notNull(),
+    /** The last block read (inclusive); null before the first run. */
+    blockNumber: bigint({ mode: "number" }),
+    blockHash: text(),
+    updatedAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.contract] })],
 );
