@@ -2,6 +2,7 @@ import { accountOperations } from "@/lib/accounts/operations";
 import { contractOperations } from "@/lib/contracts/operations";
 import { developerAccountOperations } from "@/lib/developer-accounts/operations";
 import { eventOperations } from "@/lib/events/operations";
+import { forwarderContractOperations } from "@/lib/forwarders/operations";
 import type { Operation } from "@/lib/http/operation";
 import { authPlayerOperations } from "@/lib/iam/player-operations";
 import { providerOperations } from "@/lib/iam/provider-operations";
@@ -31,4 +32,22 @@ const iamOperations: Operation[] = [
 ];
 
 /** Every public operation, for the OpenAPI document. */
-export const operations: Operation[] = [...iamOperations, ...playerOperations, ...accountOperations, ...contractOperations, ...policyOperations, ...policyRuleOperations, ...policyReportOperations, ...intentOperations, ...accountActionOperations, ...playerOwnershipOperations, ...webhookOperations, ...developerAccountOperations, ...sessionOperations, ...eventOperations, ...subscriptionOperations];
+export const operations: Operation[] = [
+  ...iamOperations,
+  ...playerOperations,
+  ...accountOperations,
+  ...contractOperations,
+  ...policyOperations,
+  ...policyRuleOperations,
+  ...policyReportOperations,
+  ...intentOperations,
+  ...accountActionOperations,
+  ...playerOwnershipOperations,
+  ...webhookOperations,
+  ...developerAccountOperations,
+  ...sessionOperations,
+  ...eventOperations,
+  ...subscriptionOperations,
+  // exchange, inventories, paymasters, forwarder contracts (one line each)
+  ...forwarderContractOperations,
+];

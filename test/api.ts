@@ -54,6 +54,8 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/subscriptions/[id]/triggers", () => import("@/app/v1/subscriptions/[id]/triggers/route")],
   ["/v1/subscriptions/[id]/triggers/[triggerId]", () => import("@/app/v1/subscriptions/[id]/triggers/[triggerId]/route")],
   ["/v1/subscriptions/[id]/triggers/[triggerId]/enable", () => import("@/app/v1/subscriptions/[id]/triggers/[triggerId]/enable/route")],
+  ["/v1/forwarder_contracts", () => import("@/app/v1/forwarder_contracts/route")],
+  ["/v1/forwarder_contracts/[id]", () => import("@/app/v1/forwarder_contracts/[id]/route")],
   // iam: credentials (sign-up, login, tokens, sessions)
   ["/iam/v1/auth/signup", () => import("@/app/iam/v1/auth/signup/route")],
   ["/iam/v1/auth/login", () => import("@/app/iam/v1/auth/login/route")],
