@@ -43,6 +43,8 @@ export async function createTargets(): Promise<Targets> {
     ids[`/v1/accounts/{id}/${action}`] = account;
     valid[`POST /v1/accounts/{id}/${action}`] = { policy, ...(action !== "cancel_transfer_ownership" && { newOwnerAddress: ADDRESS }) };
   }
+  // Refused after validation: hostile values must still meet the validation first.
+  valid["POST /v1/forwarder_contracts"] = { address: ADDRESS, chainId: 31337 };
   valid["POST /v1/policy_rules"] = { policy, type: "rate_limit", functionName: "count_per_interval", countLimit: 1, timeIntervalType: "day", timeIntervalValue: 1 };
   valid["GET /v1/policy_rules"] = { policy };
   // An intent from an unfunded account with no policy: it validates, then fails on the chain's terms.
