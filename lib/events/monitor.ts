@@ -1,9 +1,9 @@
 import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
-import { multicall3Abi, type Abi, type Address, type PublicClient } from "viem";
+import type { Abi, Address } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
-import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { findChain, viemChain, type ChainConfig } from "@/lib/chain/registry";
+import { message, readChain, type Read } from "@/lib/chain/multicall";
+import { findChain } from "@/lib/chain/registry";
 import { contracts, developerAccounts, eventDefinitions } from "@/lib/db/schema";
 import type { Db } from "@/lib/db/client";
 import { fanOut, publish } from "@/lib/deliveries/publish";
@@ -13,83 +13,8 @@ import { BALANCE_TOPICS } from "@/lib/deliveries/topics";
 import { presentEvent, type EventRow } from "./present";
 import { contractCall } from "./service";
 
-/** Where Multicall3 lives on nearly every chain (the same deployment transaction everywhere). */
-export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
-/** How long a chain's "has Multicall3" answer is trusted. */
-const MULTICALL3_RECHECK_MS = 10 * 60_000;
-/** Calldata per eth_call before viem splits a multicall (every chunk is read at the same block). */
-const MULTICALL_CHUNK_BYTES = 32_768;
-
-/** One value to read: a view call returning one integer, or an address's native balance. */
-type Read = { kind: "call"; address: Address; abi: Abi; functionName: string; args: readonly unknown[] } | { kind: "native"; address: Address };
-type Reading = { value: bigint } | { error: string };
-
-const known = globalThis as unknown as { __multicall3?: Map<string, { present: boolean; at: number }> };
-
-/** Whether the chain has Multicall3: declared by viem's chain description, or its code found at the canonical address. */
-async function multicall3On(chain: ChainConfig, client: PublicClient): Promise<Address | null> {
-  const declared = viemChain(chain).contracts?.multicall3?.address;
-  if (declared) return declared;
-  known.__multicall3 ??= new Map();
-  const key = `${chain.chainId}:${chain.rpcUrl}`;
-  const cached = known.__multicall3.get(key);
-  if (cached && Date.now() - cached.at < MULTICALL3_RECHECK_MS) return cached.present ? MULTICALL3 : null;
-  const code = await client.getCode({ address: MULTICALL3 });
-  const present = Boolean(code && code !== "0x");
-  known.__multicall3.set(key, { present, at: Date.now() });
-  return present ? MULTICALL3 : null;
-}
-
-const message = (err: unknown) => (err instanceof Error ? ((err as { shortMessage?: string }).shortMessage ?? err.message) : String(err)).slice(0, 500);
-
-const asReading = (result: { status: "success"; result: unknown } | { status: "failure"; error: Error }): Reading =>
-  result.status === "success" ? { value: BigInt(result.result as bigint) } : { error: message(result.error) };
-
-/**
- * Every read of one chain at one block (its latest), in as few RPC calls as the chain allows: with
- * Multicall3, the block number and one multicall (native balances through its getEthBalance); without
- * it, the view calls in one deployless multicall and each native balance on its own.
- */
-async function readChain(chain: ChainConfig, reads: Read[]): Promise<{ block: bigint; readings: Reading[] }> {
-  const client = publicClient(chain);
-  // cacheTime 0: viem otherwise answers from a block number a few seconds old.
-  const block = await client.getBlockNumber({ cacheTime: 0 });
-  const multicall3 = await multicall3On(chain, client);
-  const asCall = (read: Read) =>
-    read.kind === "call"
-      ? { address: read.address, abi: read.abi, functionName: read.functionName, args: read.args }
-      : { address: multicall3!, abi: multicall3Abi as Abi, functionName: "getEthBalance", args: [read.address] };
-  if (multicall3) {
-    const results = await client.multicall({ contracts: reads.map(asCall), multicallAddress: multicall3, blockNumber: block, allowFailure: true, batchSize: MULTICALL_CHUNK_BYTES });
-    return { block, readings: results.map(asReading) };
-  }
-  const calls = reads.flatMap((read, i) => (read.kind === "call" ? [{ i, call: asCall(read) }] : []));
-  const readings: Reading[] = new Array(reads.length);
-  const single = async (read: Read): Promise<Reading> => {
-    try {
-      return {
-        value:
-          read.kind === "native"
-            ? await client.getBalance({ address: read.address, blockNumber: block })
-            : BigInt((await client.readContract({ address: read.address, abi: read.abi, functionName: read.functionName, args: read.args, blockNumber: block })) as bigint),
-      };
-    } catch (err) {
-      return { error: message(err) };
-    }
-  };
-  const viewCalls = async () => {
-    if (calls.length === 0) return;
-    try {
-      const results = await client.multicall({ contracts: calls.map((c) => c.call), deployless: true, blockNumber: block, allowFailure: true, batchSize: MULTICALL_CHUNK_BYTES });
-      results.forEach((result, j) => (readings[calls[j]!.i] = asReading(result)));
-    } catch {
-      // A node that refuses contract creation in eth_call: one call each.
-      await Promise.all(calls.map(async ({ i }) => (readings[i] = await single(reads[i]!))));
-    }
-  };
-  await Promise.all([viewCalls(), ...reads.map(async (read, i) => void (read.kind === "native" && (readings[i] = await single(read))))]);
-  return { block, readings };
-}
+// The monitors' test points Multicall3 at a chain that lacks it.
+export { MULTICALL3 } from "@/lib/chain/multicall";
 
 /** The read a definition makes, or why it cannot be made (a deleted contract, say). */
 async function readFor(db: Db, def: EventRow, contractsById: Map<string, typeof contracts.$inferSelect>, accountsById: Map<string, typeof developerAccounts.$inferSelect>): Promise<Read> {
