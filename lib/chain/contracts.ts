@@ -3,6 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { ApiError } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
+import { ensureLocalExchange, type LocalExchange } from "@/lib/exchange/deployment";
 import { onChain, publicClient, walletClient } from "./clients";
 import { deploymentAddresses, ensureDeployment, type Deployment } from "./deployment";
 import type { ChainConfig } from "./registry";
@@ -32,6 +33,8 @@ export interface ChainPreparation {
   chainId: number;
   deployed: string[];
   paymasterDeposit: string;
+  /** The local exchange (Uniswap v2 and demo tokens) on a development chain without a configured router. */
+  exchange?: LocalExchange;
 }
 
 /**
@@ -42,6 +45,7 @@ export async function prepareChain(chain: ChainConfig): Promise<ChainPreparation
   const client = publicClient(chain);
   const deployment = serviceDeployment();
   let deployed: string[] = [];
+  let exchange: LocalExchange | undefined;
   const deployer = await deployerFor(chain);
   if (deployer) {
     const wallet = walletClient(chain, deployer);
@@ -59,10 +63,15 @@ export async function prepareChain(chain: ChainConfig): Promise<ChainPreparation
         });
         await client.waitForTransactionReceipt({ hash });
       }
+      if (!chain.router) {
+        const local = await ensureLocalExchange(client, wallet);
+        deployed = [...deployed, ...local.deployed];
+        exchange = local.exchange;
+      }
     }
   }
   const deposit = await client.readContract({ address: deployment.entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [deployment.paymaster] });
-  return { chainId: chain.chainId, deployed, paymasterDeposit: formatEther(deposit) };
+  return { chainId: chain.chainId, deployed, paymasterDeposit: formatEther(deposit), ...(exchange && { exchange }) };
 }
 
 /**

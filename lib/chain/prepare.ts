@@ -1,7 +1,8 @@
 import { redact } from "@/lib/redact";
 import { prepareChain, serviceDeployment } from "./contracts";
 import { startLocalChains } from "./local";
-import { supportedChains } from "./registry";
+import { supportedChains, type ChainConfig } from "./registry";
+import type { ChainPreparation } from "./contracts";
 
 /**
  * At start: local chains up, our contracts deployed where we may deploy them. Returns banner
@@ -31,5 +32,21 @@ export async function prepareChains(): Promise<string[]> {
       return `    ${chain.chainId} ${chain.livemode ? "live" : "test"}  ${chain.name} (${where}) — ${status}`;
     }),
   );
+  lines.push(...exchangeLines(chains, results));
+  return lines;
+}
+
+/** Where swaps go: the local exchange (the same addresses on every local chain) and each configured router. */
+function exchangeLines(chains: ChainConfig[], results: PromiseSettledResult<ChainPreparation>[]): string[] {
+  const local = results.flatMap((r) => (r.status === "fulfilled" && r.value.exchange ? [r.value] : []));
+  const lines: string[] = [];
+  if (local.length) {
+    const { router, factory, weth, tokens } = local[0]!.exchange!;
+    lines.push(
+      `  Exchange on ${local.map((r) => r.chainId).join(", ")} (Uniswap v2): router ${router}, factory ${factory}, WETH ${weth}`,
+      `    demo tokens ${tokens.map((t) => `${t.symbol} ${t.address}`).join(", ")} (pools with WETH and with each other)`,
+    );
+  }
+  for (const chain of chains.filter((c) => c.router)) lines.push(`  Exchange on ${chain.chainId}: router ${chain.router}${chain.weth ? `, WETH ${chain.weth}` : ""}`);
   return lines;
 }

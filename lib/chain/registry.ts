@@ -1,4 +1,4 @@
-import { defineChain, type Chain, type Hex } from "viem";
+import { defineChain, getAddress, isAddress, type Address, type Chain, type Hex } from "viem";
 import * as knownChains from "viem/chains";
 import { z } from "zod";
 import { badRequest } from "@/lib/http/errors";
@@ -22,7 +22,18 @@ export interface ChainConfig {
   deployerKey: Hex | null;
   /** The native coin's price in USD for gas reports (`CHAIN_<id>_USD_PRICE`); null shows no USD amounts. */
   usdPrice: number | null;
+  /**
+   * A Uniswap-v2-compatible router for swaps (`router` in CHAINS, `CHAIN_<id>_ROUTER`) and its WETH (`weth`,
+   * `CHAIN_<id>_WETH`; read from the router when unset). Unset on a local chain: its own exchange (lib/exchange).
+   */
+  router?: Address | null;
+  weth?: Address | null;
 }
+
+const contractAddress = z
+  .string()
+  .refine((v) => isAddress(v, { strict: false }), "a 0x-prefixed 20-byte address")
+  .transform((v) => getAddress(v));
 
 const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 0x-prefixed 32-byte private key") as z.ZodType<Hex>;
 
@@ -35,6 +46,8 @@ const configuredChain = z.strictObject({
   deployerPrivateKey: hexKey.optional(),
   nativeCurrency: z.strictObject({ name: z.string(), symbol: z.string(), decimals: z.number().int() }).optional(),
   usdPrice: z.number().nonnegative().optional(),
+  router: contractAddress.optional(),
+  weth: contractAddress.optional(),
 });
 
 function usdPriceOf(chainId: number): number | undefined {
@@ -43,6 +56,17 @@ function usdPriceOf(chainId: number): number | undefined {
   const price = Number(raw);
   if (!Number.isFinite(price) || price < 0) invalidConfig(`CHAIN_${chainId}_USD_PRICE must be a non-negative number`);
   return price;
+}
+
+/** A local chain's router and WETH from `CHAIN_<id>_ROUTER` / `CHAIN_<id>_WETH` (null: its own exchange). */
+function exchangeOf(chainId: number): { router: Address | null; weth: Address | null } {
+  const read = (name: string) => {
+    const value = env(name);
+    if (value === undefined) return null;
+    if (!isAddress(value, { strict: false })) invalidConfig(`${name} must be a 0x-prefixed 20-byte address`);
+    return getAddress(value);
+  };
+  return { router: read(`CHAIN_${chainId}_ROUTER`), weth: read(`CHAIN_${chainId}_WETH`) };
 }
 
 function known(chainId: number): Chain | undefined {
@@ -86,6 +110,7 @@ function readChains(): ChainConfig[] {
         bundlerUrl: env(`CHAIN_${chainId}_BUNDLER_URL`) ?? null,
         deployerKey: null,
         usdPrice: usdPriceOf(chainId) ?? null,
+        ...exchangeOf(chainId),
       });
     });
   }
@@ -116,6 +141,8 @@ function readChains(): ChainConfig[] {
       bundlerUrl: env(`CHAIN_${id}_BUNDLER_URL`),
       deployerPrivateKey: env(`CHAIN_${id}_DEPLOYER_PRIVATE_KEY`),
       usdPrice: usdPriceOf(Number(id)),
+      router: env(`CHAIN_${id}_ROUTER`),
+      weth: env(`CHAIN_${id}_WETH`),
     });
     if (!result.success) invalidConfig(`CHAIN_${id}_*: ${z.prettifyError(result.error)}`);
     entries.push(result.data);
@@ -133,6 +160,8 @@ function readChains(): ChainConfig[] {
       bundlerUrl: entry.bundlerUrl ?? null,
       deployerKey: entry.deployerPrivateKey ?? (env("DEPLOYER_PRIVATE_KEY") as Hex | undefined) ?? null,
       usdPrice: entry.usdPrice ?? null,
+      router: entry.router ?? null,
+      weth: entry.weth ?? null,
     });
   }
   return [...chains.values()];
