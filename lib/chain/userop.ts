@@ -496,7 +496,7 @@ export async function sponsorUserOperation(chain: ChainConfig, op: UserOp, windo
 }
 
 /** paymasterAndData of the final length and a realistic byte mix, for estimation before the real one is signed. */
-function stubPaymasterAndData(now: number): Hex {
+export function stubPaymasterAndData(now: number): Hex {
   return concat([serviceDeployment().paymaster, encodeWindow({ validUntil: now + STUB_SPONSORSHIP_SECONDS, validAfter: 0 }), DUMMY_SIGNATURE]);
 }
 
@@ -520,6 +520,11 @@ export interface BuildUserOperationParams {
   signerKind?: "owner" | "sessionKey";
   /** With `sponsored`, sign the sponsorship at once for this window; otherwise paymasterAndData is left a stub to sign with signPaymasterAndData. */
   sponsorship?: SponsorshipWindow;
+  /**
+   * With `sponsored`, the stub paymasterAndData for simulation, from the paymaster that will sign (an ERC-7677
+   * service's pm_getPaymasterStubData); our VerifyingPaymaster's stub by default. Gets the draft op (dummy signature).
+   */
+  paymasterStub?: (draft: UserOp) => Promise<Hex>;
 }
 
 export interface UserOperationEstimate {
@@ -602,7 +607,6 @@ export async function estimateUserOperation(
   const callGas = callEstimate > 21_000n + calldataGas(callData) ? callEstimate - 21_000n - calldataGas(callData) : 0n;
   const callGasLimit = withMargin(callGas, CALL_GAS_MARGIN);
 
-  const paymasterAndData = sponsored ? stubPaymasterAndData(Number(block.timestamp)) : "0x";
   const draft: UserOp = {
     sender,
     nonce,
@@ -613,9 +617,10 @@ export async function estimateUserOperation(
     preVerificationGas: 0n,
     maxFeePerGas: fees.maxFeePerGas,
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    paymasterAndData,
+    paymasterAndData: "0x",
     signature: DUMMY_SIGNATURE,
   };
+  if (sponsored) draft.paymasterAndData = params.paymasterStub ? await params.paymasterStub({ ...draft }) : stubPaymasterAndData(Number(block.timestamp));
   draft.preVerificationGas = preVerificationGas(draft);
 
   // verificationGasLimit: what validation (deployment, account, paymaster) used in simulateHandleOp.

@@ -5,12 +5,14 @@ import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
 import { publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { estimateUserOperation, requiredPrefund, signUserOperation, sponsorshipWindow, sponsorUserOperation, userOperationHash } from "@/lib/chain/userop";
+import { estimateUserOperation, requiredPrefund, signUserOperation, userOperationHash } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { getDeveloperAccount } from "@/lib/developer-accounts/service";
 import { serviceAccount } from "@/lib/keys/service-keys";
-import { deserializeUserOp, developerSender, playerSender, serializeUserOp, SPONSORSHIP_SECONDS, type IntentRow, type IntentSender } from "./service";
+import { sponsorOf } from "@/lib/paymasters/sponsor";
+import { getPolicy } from "@/lib/policies/service";
+import { deserializeUserOp, developerSender, playerSender, serializeUserOp, type IntentRow, type IntentSender } from "./service";
 
 /**
  * The intent's sender with the key the service signs its op with again: the service's guardian key for an op the
@@ -47,10 +49,13 @@ export interface RebuildOptions {
  * service) and records it, so its relay sends the new one. The same nonce is kept unless `freshNonce`: the old op and
  * the new one can then never both land. With `deploy`, the intent becomes its account's deployer, which fails
  * (unique violation of DEPLOYER_INDEX) if another live intent already is. The policy that accepted the intent is
- * not asked again. Returns false when the intent is no longer pending.
+ * not asked again, but its paymaster signs again (ours, or its ERC-7677 service). Returns false when the intent is no
+ * longer pending.
  */
 export async function rebuildIntent(db: Db, intent: IntentRow, chain: ChainConfig, sender: IntentSender, options: RebuildOptions): Promise<boolean> {
   const old = deserializeUserOp(intent.userOperation);
+  const ctx = { projectId: intent.projectId, livemode: intent.livemode };
+  const paymaster = intent.sponsored ? await sponsorOf(db, ctx, chain, await getPolicy(db, ctx, intent.policyId!)) : null;
   const undeployed = !options.deploy && (await publicClient(chain).getCode({ address: sender.address })) === undefined;
   // With defaultGuardian, the factory makes the service the guardian at deployment.
   const factoryInitCode = deploymentOf(sender).initCode;
@@ -60,12 +65,11 @@ export async function rebuildIntent(db: Db, intent: IntentRow, chain: ChainConfi
     deployedFirst: !options.deploy,
     callData: old.callData,
     nonceKey: options.freshNonce ? BigInt(toHex(crypto.randomBytes(24))) : old.nonce >> 64n,
-    sponsored: intent.sponsored,
+    sponsored: paymaster !== null,
+    ...(paymaster && { paymasterStub: paymaster.stub }),
   });
   let op = built;
-  if (intent.sponsored) {
-    op = await sponsorUserOperation(chain, op, await sponsorshipWindow(chain, SPONSORSHIP_SECONDS));
-  }
+  if (paymaster) op = { ...op, paymasterAndData: await paymaster.sign(op) };
   op = await signUserOperation(chain, op, sender.signer!);
   const rows = await db
     .update(transactionIntents)

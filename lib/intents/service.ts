@@ -13,8 +13,6 @@ import {
   estimateUserOperation,
   preVerificationGas,
   requiredPrefund,
-  sponsorshipWindow,
-  sponsorUserOperation,
   signUserOperation,
   userOperationHash,
   UserOperationRejectedError,
@@ -41,11 +39,11 @@ import { claimDeployment, DEPLOYER_INDEX, liveDeployer, violates } from "./deplo
 import { serializeIntent } from "./serializer";
 import { sessionSigning } from "./session-keys";
 import { currentRequestId } from "@/lib/http/request-context";
+import { sponsorOf } from "@/lib/paymasters/sponsor";
 
 export type IntentRow = typeof transactionIntents.$inferSelect;
 
-/** How long the paymaster's signature stays valid: the window to sign (non-custodial) and land. */
-export const SPONSORSHIP_SECONDS = 3600;
+export { SPONSORSHIP_SECONDS } from "@/lib/paymasters/sponsor";
 
 export const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
   and(eq(transactionIntents.projectId, ctx.projectId), eq(transactionIntents.livemode, ctx.livemode), ...conditions);
@@ -336,6 +334,8 @@ export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: Ch
 async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan, deploying: boolean): Promise<IntentRow> {
   const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
   const charging = plan.sponsor?.evaluate ? await planTokenCharge(db, ctx, chain, plan.sponsor.policy, sender.address) : null;
+  // Our VerifyingPaymaster, or the ERC-7677 service of the paymaster the policy names.
+  const paymaster = plan.sponsor ? await sponsorOf(db, ctx, chain, plan.sponsor.policy) : null;
   const callData = (charge?: bigint): Hex => {
     if (plan.callData) return plan.callData;
     const all = charging ? [...accountCalls, transferCall(charging.token, charging.collector.address as Address, charge!)] : accountCalls;
@@ -349,7 +349,8 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
     deployedFirst: !deploying,
     callData: callData(charging?.estimateAmount),
     nonceKey: freshNonceKey(),
-    sponsored: plan.sponsor !== null,
+    sponsored: paymaster !== null,
+    ...(paymaster && { paymasterStub: paymaster.stub }),
   });
   let built = estimated.op;
   let tokenCharge: bigint | null = null;
@@ -359,22 +360,18 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
     built.preVerificationGas = preVerificationGas(built);
   }
   const maxCost = requiredPrefund(built);
-  const window = await sponsorshipWindow(chain, SPONSORSHIP_SECONDS);
+  const evaluate = plan.sponsor?.evaluate
+    ? (tx: Tx) =>
+        evaluateSponsorship(tx, plan.sponsor!.policy, plan.sponsor!.rules, { playerId: sender.playerId, accountId: sender.id, chainId: chain.chainId, calls: plan.ruled, maxCost })
+    : null;
+  // A remote service is asked only for what the rules allow; they are checked again under the lock that records the intent.
+  // Signing happens outside the transaction: the service may be this one (an embedded database runs one transaction at a time).
+  if (evaluate && paymaster?.remote) await db.transaction(evaluate);
+  const sponsored = paymaster ? { ...built, paymasterAndData: await paymaster.sign(built) } : built;
 
   return db.transaction(async (tx) => {
-    let op = built;
-    if (plan.sponsor) {
-      if (plan.sponsor.evaluate) {
-        await evaluateSponsorship(tx, plan.sponsor.policy, plan.sponsor.rules, {
-          playerId: sender.playerId,
-          accountId: sender.id,
-          chainId: chain.chainId,
-          calls: plan.ruled,
-          maxCost,
-        });
-      }
-      op = await sponsorUserOperation(chain, op, window);
-    }
+    let op = sponsored;
+    await evaluate?.(tx);
     await plan.check?.(tx, op);
     if (sender.signer) op = await signUserOperation(chain, op, sender.signer);
     const [row] = await tx

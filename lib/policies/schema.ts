@@ -24,13 +24,17 @@ const strategyInput = z.strictObject({
   tokenContractAmount: amountField().optional(),
 });
 
+/** The registered ERC-7677 paymaster (pay_) that sponsors the policy's intents; "" (or null) on update: our own paymaster again. */
+const paymasterField = () =>
+  z.preprocess((v) => (v === null ? "" : v), z.union([z.literal(""), z.string().startsWith("pay_", "Expected a paymaster id (pay_...)").max(100)])).optional();
+
 const policyExpand = expandField(["transactionIntents", "policyRules"] as const);
 
 export const createPolicyInput = z.strictObject({
   name: textField(255).min(1),
   chainId: chainIdField(),
   strategy: strategyInput,
-  paymaster: z.string().max(100).optional(),
+  paymaster: paymasterField(),
   expand: policyExpand,
 });
 
@@ -38,7 +42,7 @@ export const updatePolicyInput = z.strictObject({
   name: textField(255).min(1).optional(),
   chainId: chainIdField().optional(),
   strategy: strategyInput.optional(),
-  paymaster: z.string().max(100).optional(),
+  paymaster: paymasterField(),
   deleted: booleanField().optional(),
   expand: policyExpand,
 });
@@ -104,6 +108,8 @@ export const policyResponse = z.object({
     tokenContract: z.string().optional(),
     tokenContractAmount: z.string().optional(),
   }),
+  /** The registered paymaster sponsoring through its ERC-7677 service; absent when our own paymaster does. */
+  paymaster: idRef.loose().optional(),
   deleted: z.boolean(),
   enabled: z.boolean(),
   transactionIntents: z.array(idRef.loose()),

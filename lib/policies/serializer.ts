@@ -41,6 +41,7 @@ export function serializePolicy(
       ...(row.tokenContractId && { tokenContract: row.tokenContractId }),
       ...(row.tokenContractAmount && { tokenContractAmount: row.tokenContractAmount }),
     },
+    ...(row.paymasterId && { paymaster: { id: row.paymasterId } }),
     deleted: row.deleted,
     enabled: row.enabled,
     transactionIntents,

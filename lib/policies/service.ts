@@ -1,6 +1,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { chainFor } from "@/lib/chain/registry";
 import { activeContractOn } from "@/lib/contracts/service";
+import { usablePaymaster } from "@/lib/paymasters/service";
 import type { Queryable } from "@/lib/db/client";
 import { policies, policyRules } from "@/lib/db/schema";
 import { badRequest, conflict, notFound } from "@/lib/http/errors";
@@ -15,12 +16,11 @@ type StrategyInput = CreatePolicyInput["strategy"];
 const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
   and(eq(policies.projectId, ctx.projectId), eq(policies.livemode, ctx.livemode), ...conditions);
 
-function refusePaymaster(paymaster: string | undefined) {
-  if (paymaster !== undefined) {
-    throw badRequest("Policies use this service's own verifying paymaster; a custom paymaster cannot be set. Omit paymaster.", {
-      paymaster: { value: paymaster, message: "custom paymasters are not supported" },
-    });
-  }
+/** The paymaster column for `paymaster` (pay_, checked usable on the policy's chain; "" = our own paymaster), or {} when not given. */
+async function paymasterColumn(db: Queryable, ctx: ProjectContext, chainId: number, paymaster: string | undefined) {
+  if (paymaster === undefined) return {};
+  if (paymaster === "") return { paymasterId: null };
+  return { paymasterId: (await usablePaymaster(db, ctx, paymaster, chainFor(ctx, chainId))).id };
 }
 
 /** The strategy's columns, after checking its token contract exists on the policy's chain. */
@@ -45,11 +45,11 @@ async function strategyColumns(db: Queryable, ctx: ProjectContext, chainId: numb
 
 export async function createPolicy(db: Queryable, ctx: ProjectContext, input: CreatePolicyInput): Promise<PolicyRow> {
   chainFor(ctx, input.chainId);
-  refusePaymaster(input.paymaster);
   const strategy = await strategyColumns(db, ctx, input.chainId, input.strategy);
+  const paymaster = await paymasterColumn(db, ctx, input.chainId, input.paymaster);
   const [row] = await db
     .insert(policies)
-    .values({ id: newId("policy"), ...ctx, name: input.name, chainId: input.chainId, ...strategy })
+    .values({ id: newId("policy"), ...ctx, name: input.name, chainId: input.chainId, ...strategy, ...paymaster })
     .returning();
   return row!;
 }
@@ -73,7 +73,6 @@ export async function listPolicies(db: Queryable, ctx: ProjectContext, input: Li
 }
 
 export async function updatePolicy(db: Queryable, ctx: ProjectContext, id: string, input: UpdatePolicyInput): Promise<PolicyRow> {
-  refusePaymaster(input.paymaster);
   return db.transaction(async (tx) => {
     const [current] = await tx.select().from(policies).where(scoped(ctx, eq(policies.id, id))).for("update");
     if (!current) throw notFound("policy", id);
@@ -92,12 +91,15 @@ export async function updatePolicy(db: Queryable, ctx: ProjectContext, id: strin
       : input.chainId !== undefined && current.tokenContractId
         ? await strategyColumns(tx, ctx, chainId, { sponsorSchema: current.sponsorSchema, tokenContract: current.tokenContractId, tokenContractAmount: current.tokenContractAmount ?? undefined })
         : {};
+    // A policy moved to another chain keeps its paymaster only if that paymaster has code there too.
+    const paymaster = await paymasterColumn(tx, ctx, chainId, input.paymaster ?? (input.chainId !== undefined ? (current.paymasterId ?? undefined) : undefined));
     const [row] = await tx
       .update(policies)
       .set({
         ...(input.name !== undefined && { name: input.name }),
         chainId,
         ...strategy,
+        ...paymaster,
         ...(input.deleted !== undefined && { deleted: input.deleted }),
         updatedAt: sql`now()`,
       })

@@ -1,0 +1,4 @@
+import { routes } from "@/lib/http/routes";
+import { paymasterServiceRpc } from "@/lib/paymasters/rpc-operation";
+
+export const { GET, POST, PUT, PATCH, DELETE } = routes(paymasterServiceRpc);

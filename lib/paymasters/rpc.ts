@@ -1,0 +1,204 @@
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { decodeFunctionData, getAddress, isAddressEqual, type Abi, type Address, type Hex } from "viem";
+import { z } from "zod";
+import { smartAccountAbi } from "@/contracts/artifacts";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import { publicClient } from "@/lib/chain/clients";
+import { chainFor, type ChainConfig } from "@/lib/chain/registry";
+import { requiredPrefund, signPaymasterAndData, sponsorshipWindow, stubPaymasterAndData, type UserOp } from "@/lib/chain/userop";
+import type { Db } from "@/lib/db/client";
+import { contracts } from "@/lib/db/schema";
+import { ApiError } from "@/lib/http/errors";
+import { evaluateSponsorship, type RuledCall } from "@/lib/policies/evaluate";
+import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
+import { getPolicy, type PolicyRow } from "@/lib/policies/service";
+import type { ProjectContext } from "@/lib/projects/service";
+import { SPONSORSHIP_SECONDS } from "./sponsor";
+
+/**
+ * Our VerifyingPaymaster served over ERC-7677 (JSON-RPC 2.0): pm_getPaymasterStubData, pm_getPaymasterData and
+ * pm_supportedEntryPoints, for EntryPoint v0.6. The context names the policy whose rules decide: `{"policy":"pol_…"}`.
+ * Errors are JSON-RPC errors (HTTP 200), codes after EIP-1474: -32602 invalid params (bad op, entry point, chain,
+ * policy), -32003 refused by the policy's rules, -32005 a limit reached, -32002 the chain did not answer,
+ * -32601 unknown method, -32600 not a JSON-RPC request, -32603 anything else.
+ */
+
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+const invalid = (message: string, data?: unknown) => new RpcError(-32602, message, data);
+
+const quantity = z.string().regex(/^0x[0-9a-fA-F]{1,64}$/, "a 0x-prefixed hex quantity");
+const bytes = z.string().regex(/^0x([0-9a-fA-F]{2})*$/, "0x-prefixed hex bytes");
+const userOpParam = z.object({
+  sender: z.string().refine((v) => /^0x[0-9a-fA-F]{40}$/.test(v), "an address"),
+  nonce: quantity,
+  initCode: bytes.default("0x"),
+  callData: bytes,
+  callGasLimit: quantity.default("0x0"),
+  verificationGasLimit: quantity.default("0x0"),
+  preVerificationGas: quantity.default("0x0"),
+  maxFeePerGas: quantity.default("0x0"),
+  maxPriorityFeePerGas: quantity.default("0x0"),
+});
+const contextParam = z.object({ policy: z.string().startsWith("pol_", "a policy id (pol_...)") }, { error: 'context must be an object naming the policy: {"policy":"pol_..."}' });
+
+function parseParam<T>(schema: z.ZodType<T>, value: unknown, name: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const at = [name, ...issue.path].join(".");
+  throw invalid(`Invalid ${at}: ${issue.message}`);
+}
+
+function userOpOf(raw: z.output<typeof userOpParam>): UserOp {
+  return {
+    sender: getAddress(raw.sender),
+    nonce: BigInt(raw.nonce),
+    initCode: raw.initCode as Hex,
+    callData: raw.callData as Hex,
+    callGasLimit: BigInt(raw.callGasLimit),
+    verificationGasLimit: BigInt(raw.verificationGasLimit),
+    preVerificationGas: BigInt(raw.preVerificationGas),
+    maxFeePerGas: BigInt(raw.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(raw.maxPriorityFeePerGas),
+    paymasterAndData: "0x",
+    signature: "0x",
+  };
+}
+
+/**
+ * The op's calls as policy rules see them. Only our accounts' execute/executeBatch can be read (other accounts'
+ * callData says nothing we could check a rule against): anything else is refused. A call's contract is the
+ * project's registered contract at its address on the chain whose ABI decodes it (its function named).
+ */
+export async function ruledCalls(db: Db, ctx: ProjectContext, chainId: number, op: UserOp): Promise<RuledCall[]> {
+  let calls: { to: Address; data: Hex }[];
+  if (op.callData === "0x") {
+    if ((op.initCode ?? "0x") === "0x") throw invalid("The operation has no callData and no initCode: nothing to sponsor.");
+    return [{ contractId: null, to: op.sender, functionName: null, self: true }];
+  }
+  try {
+    const decoded = decodeFunctionData({ abi: smartAccountAbi, data: op.callData });
+    if (decoded.functionName === "execute") calls = [{ to: decoded.args[0], data: decoded.args[2] }];
+    else if (decoded.functionName === "executeBatch") calls = decoded.args[0].map((to, i) => ({ to, data: decoded.args[2][i]! }));
+    else calls = [{ to: op.sender, data: op.callData }];
+  } catch {
+    throw invalid("The operation's callData is not an execute or executeBatch call of this service's smart accounts, so the policy's rules cannot be checked against it.");
+  }
+  const addresses = [...new Set(calls.map((c) => c.to.toLowerCase()))];
+  const registered = await db
+    .select()
+    .from(contracts)
+    .where(
+      and(
+        eq(contracts.projectId, ctx.projectId),
+        eq(contracts.livemode, ctx.livemode),
+        eq(contracts.chainId, chainId),
+        eq(contracts.deleted, false),
+        inArray(sql`lower(${contracts.address})`, addresses),
+      ),
+    );
+  return calls.map(({ to, data }) => {
+    if (isAddressEqual(to, op.sender)) return { contractId: null, to, functionName: null, self: true };
+    for (const contract of registered.filter((c) => isAddressEqual(c.address as Address, to))) {
+      try {
+        const { functionName } = decodeFunctionData({ abi: contract.abi as Abi, data });
+        return { contractId: contract.id, to, functionName, self: false };
+      } catch {
+        // not this registration's ABI
+      }
+    }
+    return { contractId: registered.find((c) => isAddressEqual(c.address as Address, to))?.id ?? null, to, functionName: null, self: false };
+  });
+}
+
+/** The policy's own checks for an op the client built: pay_for_user only, and no interval limits we could not count. */
+async function policyFor(db: Db, ctx: ProjectContext, id: string): Promise<{ policy: PolicyRow; rules: PolicyRuleRow[] }> {
+  const policy = await getPolicy(db, ctx, id).catch(() => {
+    throw invalid(`No such policy: '${id}' (context.policy must name a policy of the project and mode of the key in the URL).`);
+  });
+  if (policy.sponsorSchema !== "pay_for_user") {
+    throw invalid(`Policy ${policy.id} uses ${policy.sponsorSchema}: its token charge is a call the service would have to add to the operation, which the client built. Name a pay_for_user policy.`);
+  }
+  const rules = (await rulesOfPolicies(db, ctx, [policy.id])).get(policy.id) ?? [];
+  const interval = rules.find((r) => r.type === "rate_limit" && r.functionName !== "gas_per_transaction");
+  if (interval) {
+    throw invalid(
+      `Policy ${policy.id} has rate limit rule ${interval.id} (${interval.functionName}), which counts the policy's transaction intents: ` +
+        "operations sponsored over ERC-7677 are not intents, so it cannot be enforced here. Use a policy without interval limits (gas_per_transaction works).",
+    );
+  }
+  return { policy, rules };
+}
+
+interface Sponsorship {
+  chain: ChainConfig;
+  op: UserOp;
+}
+
+/** Reads [userOp, entryPoint, chainId, context] and checks the op against the named policy's rules. */
+async function sponsorable(db: Db, ctx: ProjectContext, params: unknown, stub: boolean): Promise<Sponsorship> {
+  if (!Array.isArray(params) || params.length < 3) throw invalid("params must be [userOperation, entryPoint, chainId, context].");
+  const [rawOp, entryPoint, chainIdHex, context] = params as unknown[];
+  if (typeof entryPoint !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(entryPoint) || !isAddressEqual(entryPoint as Address, serviceDeployment().entryPoint)) {
+    throw invalid(`Unsupported entryPoint ${String(entryPoint)}: this paymaster works with EntryPoint v0.6 at ${serviceDeployment().entryPoint}.`);
+  }
+  const chainId = Number(parseParam(quantity, chainIdHex, "chainId"));
+  let chain: ChainConfig;
+  try {
+    chain = chainFor(ctx, chainId);
+  } catch (err) {
+    throw invalid((err as Error).message);
+  }
+  const op = userOpOf(parseParam(userOpParam, rawOp, "userOperation"));
+  const { policy: policyId } = parseParam(contextParam, context, "context");
+  const { policy, rules } = await policyFor(db, ctx, policyId);
+  const calls = await ruledCalls(db, ctx, chainId, op);
+  // The stub is asked before the op's gas is known: its cost is checked when the final data is asked.
+  const maxCost = stub ? 0n : requiredPrefund({ ...op, paymasterAndData: stubPaymasterAndData(0) });
+  await db.transaction((tx) => evaluateSponsorship(tx, policy, rules, { playerId: null, accountId: op.sender.toLowerCase(), chainId, calls, maxCost }));
+  return { chain, op };
+}
+
+async function latestTimestamp(chain: ChainConfig) {
+  return Number((await publicClient(chain).getBlock({ blockTag: "latest" })).timestamp);
+}
+
+/** One JSON-RPC call, answered or thrown as RpcError / ApiError. */
+export async function paymasterRpc(db: Db, ctx: ProjectContext, method: string, params: unknown): Promise<unknown> {
+  switch (method) {
+    case "pm_supportedEntryPoints":
+      return [serviceDeployment().entryPoint];
+    case "pm_getPaymasterStubData": {
+      const { chain } = await sponsorable(db, ctx, params, true);
+      return { paymasterAndData: stubPaymasterAndData(await latestTimestamp(chain)), sponsor: { name: "Self-hosted paymaster" }, isFinal: false };
+    }
+    case "pm_getPaymasterData": {
+      const { chain, op } = await sponsorable(db, ctx, params, false);
+      return { paymasterAndData: await signPaymasterAndData(chain, op, await sponsorshipWindow(chain, SPONSORSHIP_SECONDS)) };
+    }
+    default:
+      throw new RpcError(-32601, `Method not found: ${method}. This paymaster serves pm_getPaymasterStubData, pm_getPaymasterData and pm_supportedEntryPoints.`);
+  }
+}
+
+/** An error as a JSON-RPC error object: the policy's refusals keep their message and details. */
+export function rpcErrorOf(err: unknown): { code: number; message: string; data?: unknown } {
+  if (err instanceof RpcError) return { code: err.code, message: err.message, ...(err.data !== undefined && { data: err.data }) };
+  if (err instanceof ApiError) {
+    const body = err.toJSON().error as { message: string; details?: unknown };
+    const code = err.status === 429 ? -32005 : err.status >= 500 ? -32002 : body.details && "policy" in (body.details as object) ? -32003 : -32602;
+    return { code, message: body.message, ...(body.details !== undefined && { data: body.details }) };
+  }
+  return { code: -32603, message: "Internal error" };
+}
+
+export const rpcId = (raw: unknown): string | number | null => (typeof raw === "string" || typeof raw === "number" ? raw : null);

@@ -1,0 +1,134 @@
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Address } from "viem";
+import { onChain, publicClient } from "@/lib/chain/clients";
+import { chainFor, supportedChains, type ChainConfig } from "@/lib/chain/registry";
+import type { Queryable } from "@/lib/db/client";
+import { paymasters, policies } from "@/lib/db/schema";
+import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
+import { listPage } from "@/lib/http/list";
+import { newId } from "@/lib/ids";
+import { checkOutboundUrl } from "@/lib/outbound";
+import type { ProjectContext } from "@/lib/projects/service";
+import type { CreatePaymasterInput, ListPaymastersInput, UpdatePaymasterInput } from "./schema";
+
+export type PaymasterRow = typeof paymasters.$inferSelect;
+
+const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+  and(eq(paymasters.projectId, ctx.projectId), eq(paymasters.livemode, ctx.livemode), ...conditions);
+
+const hasCode = async (chain: ChainConfig, address: Address) =>
+  ((await onChain(chain, () => publicClient(chain).getCode({ address }))) ?? "0x") !== "0x";
+
+/** 400 naming `param` unless `address` holds a contract on `chain`. */
+export async function requireCodeOn(chain: ChainConfig, address: string, param = "address") {
+  if (!(await hasCode(chain, address as Address))) {
+    throw badRequest(`No contract is deployed at ${address} on chain ${chain.chainId}: a paymaster must be a deployed contract there.`, {
+      [param]: { value: address, message: `no code on chain ${chain.chainId}` },
+    });
+  }
+}
+
+/**
+ * A paymaster is checked against the chain when registered: with `chainId`, code at the address on that chain;
+ * without, on at least one chain of the key's mode (the record itself names no chain: a policy using it checks its
+ * own chain when it names the paymaster).
+ */
+async function checkAddress(ctx: ProjectContext, address: string, chainId: number | undefined) {
+  if (chainId !== undefined) return requireCodeOn(chainFor(ctx, chainId), address);
+  const chains = supportedChains().filter((c) => c.livemode === ctx.livemode);
+  const found = await Promise.allSettled(chains.map((chain) => hasCode(chain, address as Address)));
+  if (found.some((r) => r.status === "fulfilled" && r.value)) return;
+  const failed = found.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  const mode = ctx.livemode ? "live" : "test";
+  throw badRequest(`No contract is deployed at ${address} on any ${mode} chain (${chains.map((c) => c.chainId).join(", ") || "none configured"}): a paymaster must be a deployed contract. Pass chainId to name its chain.`, {
+    address: { value: address, message: `no code on any ${mode} chain` },
+  });
+}
+
+const checkUrl = async (ctx: ProjectContext, url: string | null | undefined) => {
+  if (url) await checkOutboundUrl(url, { livemode: ctx.livemode, field: "url" });
+};
+
+export async function createPaymaster(db: Queryable, ctx: ProjectContext, input: CreatePaymasterInput): Promise<PaymasterRow> {
+  await checkUrl(ctx, input.url);
+  await checkAddress(ctx, input.address, input.chainId);
+  const [row] = await db
+    .insert(paymasters)
+    .values({ id: newId("paymaster"), ...ctx, address: input.address, url: input.url ?? null, context: input.context ?? null, name: input.name ?? null })
+    .returning();
+  return row!;
+}
+
+/** Deleted paymasters stay readable by id (with `deleted: true`), like contracts. */
+export async function getPaymaster(db: Queryable, ctx: ProjectContext, id: string): Promise<PaymasterRow> {
+  const [row] = await db.select().from(paymasters).where(scoped(ctx, eq(paymasters.id, id)));
+  if (!row) throw notFound("paymaster", id);
+  return row;
+}
+
+export async function listPaymasters(db: Queryable, ctx: ProjectContext, input: ListPaymastersInput) {
+  return listPage(db, paymasters, scoped(ctx, eq(paymasters.deleted, input.deleted ?? false)), input);
+}
+
+/** The chains of the live policies that sponsor through the paymaster. */
+async function policyChains(db: Queryable, ctx: ProjectContext, id: string): Promise<number[]> {
+  const rows = await db
+    .selectDistinct({ chainId: policies.chainId })
+    .from(policies)
+    .where(and(eq(policies.projectId, ctx.projectId), eq(policies.livemode, ctx.livemode), eq(policies.paymasterId, id), eq(policies.deleted, false)));
+  return rows.map((r) => r.chainId);
+}
+
+export async function updatePaymaster(db: Queryable, ctx: ProjectContext, id: string, input: UpdatePaymasterInput): Promise<PaymasterRow> {
+  const current = await getPaymaster(db, ctx, id);
+  if (current.deleted) throw badRequest(`Paymaster ${id} is deleted.`, { id: { value: id, message: "deleted" } });
+  await checkUrl(ctx, input.url);
+  if (input.address !== undefined || input.chainId !== undefined) {
+    const address = input.address ?? current.address;
+    await checkAddress(ctx, address, input.chainId);
+    // The policies using it keep sponsoring through it: the new address must be a contract on their chains too.
+    for (const chainId of await policyChains(db, ctx, id)) await requireCodeOn(chainFor(ctx, chainId), address);
+  }
+  const [row] = await db
+    .update(paymasters)
+    .set({
+      ...(input.address !== undefined && { address: input.address }),
+      ...(input.url !== undefined && { url: input.url }),
+      ...(input.context !== undefined && { context: input.context }),
+      ...(input.name !== undefined && { name: input.name }),
+      updatedAt: sql`now()`,
+    })
+    .where(scoped(ctx, eq(paymasters.id, id)))
+    .returning();
+  return row!;
+}
+
+/** Soft delete; refused (409) while a policy that is not deleted sponsors through it, so no policy silently loses its paymaster. */
+export async function deletePaymaster(db: Queryable, ctx: ProjectContext, id: string) {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.select().from(paymasters).where(scoped(ctx, eq(paymasters.id, id))).for("update");
+    if (!row) throw notFound("paymaster", id);
+    const [user] = await tx
+      .select({ id: policies.id })
+      .from(policies)
+      .where(and(eq(policies.paymasterId, id), eq(policies.deleted, false)))
+      .limit(1);
+    if (user) throw conflict(`Paymaster ${id} sponsors policy ${user.id}: set that policy's paymaster to another one (or to "") or delete the policy first.`);
+    await tx.update(paymasters).set({ deleted: true, updatedAt: sql`now()` }).where(eq(paymasters.id, id));
+    return { id, object: "paymaster" as const, deleted: true as const };
+  });
+}
+
+/**
+ * The paymaster a policy names (as `param`): of the project and mode, not deleted, with a URL to call, and a
+ * contract on the policy's chain. 400 otherwise.
+ */
+export async function usablePaymaster(db: Queryable, ctx: ProjectContext, id: string, chain: ChainConfig, param = "paymaster"): Promise<PaymasterRow> {
+  if (!id.startsWith("pay_")) throw badRequest(`Expected a paymaster id (pay_...), got ${id}.`, { [param]: { value: id, message: "not a paymaster id" } });
+  const row = await referenced(getPaymaster(db, ctx, id), param, id);
+  if (row.deleted) throw badRequest(`Paymaster ${id} is deleted.`, { [param]: { value: id, message: "deleted" } });
+  if (!row.url) throw badRequest(`Paymaster ${id} has no url: register its ERC-7677 service URL first.`, { [param]: { value: id, message: "has no url" } });
+  await requireCodeOn(chain, row.address, param);
+  return row;
+}
