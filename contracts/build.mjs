@@ -10,7 +10,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SRC_DIR = "contracts/src";
 const ARTIFACTS_DIR = path.join(ROOT, "contracts/artifacts");
 const SOLC_VERSION = "0.8.28";
-const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken", "ManagedBeacon", "ManagedAccountProxy", "ManagedAccountFactory", "SmartAccountV2Example", "ERC6551Registry", "TokenBoundAccount", "TestNFT"];
+const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken", "ManagedBeacon", "ManagedAccountProxy", "ManagedAccountFactory", "SmartAccountV2Example", "ERC6551Registry", "TokenBoundAccount", "TestNFT", "TestMultiToken"];
 const ENTRY_POINT_ARTIFACT = "@account-abstraction/contracts/artifacts/EntryPoint.json";
 const PACKAGES = ["@openzeppelin/contracts/", "@openzeppelin/contracts-upgradeable/", "@account-abstraction/contracts/"];
 
@@ -111,6 +111,7 @@ const EXPORTS = [
   ["ERC6551Registry", "erc6551Registry"],
   ["TokenBoundAccount", "tokenBoundAccount"],
   ["TestNFT", "testNft"],
+  ["TestMultiToken", "testMultiToken"],
 ];
 
 function indexTs(artifacts) {
