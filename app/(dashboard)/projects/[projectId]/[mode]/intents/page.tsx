@@ -3,6 +3,7 @@ import { IntentsTable } from "@/components/intents-table";
 import { IntentForm } from "@/components/intent-form";
 import { Card, EmptyState, PageHeader } from "@/components/page";
 import { SearchBox } from "@/components/search";
+import { SwapForm } from "@/components/swap-form";
 import { supportedChains } from "@/lib/chain/registry";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
@@ -11,6 +12,7 @@ import { apiBase, exampleKey } from "@/lib/dashboard/examples";
 import { listIntentItems } from "@/lib/dashboard/intents";
 import { readOperation } from "@/lib/dashboard/operations";
 import { getDb } from "@/lib/db/client";
+import { localExchange } from "@/lib/exchange/deployment";
 import type { ListEnvelope } from "@/lib/http/list";
 import { INTENT_STATES } from "@/lib/intents/search";
 import { searchPlayers } from "@/lib/players/service";
@@ -29,6 +31,13 @@ export default async function IntentsPage({ params, searchParams }: { params: Sc
     searchPlayers(await getDb(), scope.ctx, { limit: 100, skip: 0 }),
   ]);
   const send = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: "createTransactionIntent", redirectTo: "/intents/{id}" });
+  const quote = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: "quoteSwap" });
+  const swap = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: "createSwap", redirectTo: "/intents/{id}" });
+  // Chains with an exchange: their configured router, or a local chain's own Uniswap v2 with its demo tokens.
+  const demoTokens = localExchange().tokens.map((t) => ({ address: t.address, symbol: t.symbol }));
+  const swapChains = supportedChains()
+    .filter((c) => c.livemode === scope.ctx.livemode && (c.router || c.dev))
+    .map((c) => ({ chainId: c.chainId, name: c.name, tokens: c.router ? [] : demoTokens }));
   const chains = Object.fromEntries(supportedChains().filter((c) => c.livemode === scope.ctx.livemode).map((c) => [c.chainId, { name: c.name, symbol: c.nativeCurrency.symbol }]));
   const filtered = Object.entries(filters).some(([k, v]) => k !== "skip" && v !== undefined && v !== "");
   return (
@@ -98,6 +107,16 @@ export default async function IntentsPage({ params, searchParams }: { params: Sc
         <IntentForm
           action={send}
           contracts={contracts}
+          players={players.rows.map((p) => ({ id: p.id, name: p.name || p.id }))}
+          policies={policies.data.filter((p) => p.enabled && !p.deleted)}
+          player={filters.player}
+        />
+      </Card>
+      <Card title="Swap tokens" className="mt-6">
+        <SwapForm
+          quoteAction={quote}
+          swapAction={swap}
+          chains={swapChains}
           players={players.rows.map((p) => ({ id: p.id, name: p.name || p.id }))}
           policies={policies.data.filter((p) => p.enabled && !p.deleted)}
           player={filters.player}
