@@ -12,6 +12,7 @@ const SECTIONS = [
   ["/accounts", "Accounts"],
   ["/contracts", "Contracts"],
   ["/policies", "Policies"],
+  ["/paymasters", "Paymasters"],
   ["/intents", "Transaction intents"],
   ["/reports", "Gas reports"],
   ["/webhooks", "Webhooks"],

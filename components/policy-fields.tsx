@@ -44,3 +44,27 @@ export function StrategyFields({ tokens, defaults }: { tokens: { id: string; nam
     </div>
   );
 }
+
+/**
+ * Which paymaster signs the policy's sponsorships: ours, or a registered ERC-7677 service. Values are JSON (the
+ * form names `paymaster` in `$json`), so "ours" can be sent as "" on an edit, which the dashboard would otherwise drop.
+ */
+export function PaymasterSelect({ paymasters, defaultValue }: { paymasters: { id: string; name: string }[]; defaultValue?: string }) {
+  return (
+    <>
+      <input type="hidden" name="$json" value="paymaster" />
+      <Select
+        label="Paymaster"
+        name="paymaster"
+        defaultValue={JSON.stringify(defaultValue ?? "")}
+        hint={paymasters.length === 0 ? "Register an ERC-7677 paymaster service under Paymasters to sponsor through it." : "A registered paymaster's ERC-7677 service signs the sponsorship, after this policy's rules allow it."}
+        options={[
+          [JSON.stringify(""), "This service's paymaster"],
+          ...paymasters.map((p): [string, string] => [JSON.stringify(p.id), `${p.name} (${p.id})`]),
+          // The policy's current paymaster stays selectable even when it is not offered (its url was removed), so saving changes nothing.
+          ...(defaultValue && !paymasters.some((p) => p.id === defaultValue) ? [[JSON.stringify(defaultValue), defaultValue] as [string, string]] : []),
+        ]}
+      />
+    </>
+  );
+}

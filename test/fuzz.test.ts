@@ -116,7 +116,7 @@ describe("fuzzing the OpenAPI document", () => {
     let calls = 0;
     let rotation = 0;
     for (const { path, method, entry } of operations()) {
-      const url = path.replace("{id}", targets.ids[path] ?? "pla_x").replace("{triggerId}", targets.ids["{triggerId}"]!);
+      const url = path.replace("{id}", targets.ids[path] ?? "pla_x").replace("{triggerId}", targets.ids["{triggerId}"]!).replace("{publishableKey}", targets.ids["{publishableKey}"]!);
       const valid = targets.valid[`${method} ${path}`] ?? {};
       const inQuery = method === "GET" || method === "DELETE";
       const schema: Schema | undefined = inQuery
@@ -163,7 +163,7 @@ describe("fuzzing the OpenAPI document", () => {
   it("answers hostile whole bodies with a JSON 4xx, on every operation that takes one", async () => {
     const failures: string[] = [];
     for (const { path, method } of operations().filter((op) => op.method === "POST" || op.method === "PUT")) {
-      const url = path.replace("{id}", targets.ids[path] ?? "pla_x").replace("{triggerId}", targets.ids["{triggerId}"]!);
+      const url = path.replace("{id}", targets.ids[path] ?? "pla_x").replace("{triggerId}", targets.ids["{triggerId}"]!).replace("{publishableKey}", targets.ids["{publishableKey}"]!);
       const results = await Promise.all([
         ...BODIES.map((body) => call(method, url, { key: targets.key, raw: { body, contentType: "application/json" } }).then((r) => judge(r, `${method} ${path} body=${body.slice(0, 30)}`))),
         call(method, url, { key: targets.key, raw: { body: "<a/>", contentType: "text/xml" } }).then((r) => judge(r, `${method} ${path} xml`)),

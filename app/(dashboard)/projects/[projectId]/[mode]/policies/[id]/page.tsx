@@ -2,7 +2,7 @@ import { PolicyState } from "@/components/badge";
 import { ActionForm, SubmitButton, TextInput } from "@/components/form";
 import { RecentIntents } from "@/components/intent-list";
 import { ButtonLink, Card, Definitions, PageHeader } from "@/components/page";
-import { StrategyFields } from "@/components/policy-fields";
+import { PaymasterSelect, StrategyFields } from "@/components/policy-fields";
 import { RuleEditor } from "@/components/rule-editor";
 import { Time } from "@/components/time";
 import { findChain } from "@/lib/chain/registry";
@@ -11,6 +11,7 @@ import { chainLabel } from "@/lib/dashboard/chains";
 import { projectScope } from "@/lib/dashboard/context";
 import { readOperation } from "@/lib/dashboard/operations";
 import { isToken, projectContracts } from "@/lib/dashboard/contracts";
+import { usablePaymasters } from "@/lib/dashboard/paymasters";
 import { getDb } from "@/lib/db/client";
 import type { ListEnvelope } from "@/lib/http/list";
 import { listIntents } from "@/lib/intents/service";
@@ -25,10 +26,11 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
   const { projectId, mode, id } = await params;
   const scope = await projectScope(projectId, mode);
   const policy = await readOperation<PolicyResponse>(scope.ctx, "getPolicy", {}, { id });
-  const [rules, contracts, intents] = await Promise.all([
+  const [rules, contracts, intents, paymasters] = await Promise.all([
     readOperation<ListEnvelope<Rule>>(scope.ctx, "getPolicyRules", { policy: policy.id, limit: 100, order: "asc", expand: ["contract"] }),
     projectContracts(scope.ctx, policy.chainId),
     listIntents(await getDb(), scope.ctx, { policy: [policy.id], limit: 10, skip: 0 }),
+    usablePaymasters(scope.ctx),
   ]);
   const symbol = findChain(policy.chainId)?.nativeCurrency.symbol ?? "ETH";
   const target = { projectId: scope.project.id, mode: scope.mode, params: { id: policy.id } };
@@ -69,6 +71,16 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
                   ["Token amount", `${policy.strategy.tokenContractAmount} base units ${policy.strategy.sponsorSchema === "fixed_rate" ? "per transaction" : `per ${symbol}`}`],
                 ] as [string, React.ReactNode][])
               : []),
+            [
+              "Paymaster",
+              policy.paymaster ? (
+                <a key="p" className="font-mono text-xs text-indigo-700 hover:underline" href={`${scope.base}/paymasters`}>
+                  {policy.paymaster.id}
+                </a>
+              ) : (
+                "This service's paymaster"
+              ),
+            ],
             ["Created", <Time key="c" seconds={policy.createdAt} />],
           ]}
         />
@@ -119,6 +131,7 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
             <ActionForm action={update}>
               <TextInput label="Name" name="name" required defaultValue={policy.name} />
               <StrategyFields tokens={contracts.filter(isToken)} defaults={policy.strategy} />
+              <PaymasterSelect paymasters={paymasters} defaultValue={policy.paymaster?.id} />
               <SubmitButton>Save policy</SubmitButton>
             </ActionForm>
           </Card>

@@ -1,10 +1,11 @@
 import { ChainSelect } from "@/components/chain-select";
 import { ActionForm, SubmitButton, TextInput } from "@/components/form";
-import { StrategyFields } from "@/components/policy-fields";
+import { PaymasterSelect, StrategyFields } from "@/components/policy-fields";
 import { Card, PageHeader } from "@/components/page";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { tokenContracts } from "@/lib/dashboard/contracts";
+import { usablePaymasters } from "@/lib/dashboard/paymasters";
 
 export const metadata = { title: "Create a policy" };
 
@@ -21,6 +22,7 @@ export default async function NewPolicyPage({ params }: { params: ScopeParams })
             <ChainSelect ctx={scope.ctx} />
           </div>
           <StrategyFields tokens={await tokenContracts(scope.ctx)} />
+          <PaymasterSelect paymasters={await usablePaymasters(scope.ctx)} />
           <SubmitButton>Create policy</SubmitButton>
         </ActionForm>
       </Card>

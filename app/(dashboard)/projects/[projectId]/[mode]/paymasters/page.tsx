@@ -1,0 +1,101 @@
+import { Badge } from "@/components/badge";
+import { CodeBlock, Mono } from "@/components/code";
+import { ActionForm, SubmitButton, TextArea, TextInput } from "@/components/form";
+import { Card, EmptyState, PageHeader } from "@/components/page";
+import { DeletedToggle, Pagination, pageHref, Table } from "@/components/table";
+import { Time } from "@/components/time";
+import { submitOperation } from "@/lib/dashboard/actions";
+import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
+import { apiBase } from "@/lib/dashboard/examples";
+import { readOperation } from "@/lib/dashboard/operations";
+import { deletedParams, pageParams } from "@/lib/dashboard/paging";
+import { getDb } from "@/lib/db/client";
+import type { ListEnvelope } from "@/lib/http/list";
+import type { PaymasterResponse } from "@/lib/paymasters/schema";
+import { activeKeys } from "@/lib/projects/service";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import { CheckPaymaster } from "./check-button";
+
+export const metadata = { title: "Paymasters" };
+
+export default async function PaymastersPage({ params, searchParams }: { params: ScopeParams; searchParams: Promise<Record<string, string | undefined>> }) {
+  const scope = await scopeOf(params);
+  const query = await searchParams;
+  const page = pageParams(query);
+  const deleted = deletedParams(query);
+  const [list, keys, base] = await Promise.all([
+    readOperation<ListEnvelope<PaymasterResponse>>(scope.ctx, "listPaymasters", { ...page, ...deleted.filter }),
+    activeKeys(await getDb(), scope.ctx),
+    apiBase(),
+  ]);
+  const publishable = keys.find((k) => k.kind === "publishable")?.publishableKey;
+  const ourUrl = publishable ? `${base}/v1/paymaster_service/${publishable}` : null;
+  const target = { projectId: scope.project.id, mode: scope.mode };
+  const create = submitOperation.bind(null, { ...target, operationId: "createPaymaster" });
+  const remove = (id: string) => submitOperation.bind(null, { ...target, operationId: "deletePaymaster", params: { id } });
+  return (
+    <>
+      <PageHeader
+        title="Paymasters"
+        description="ERC-7677 paymaster services a policy can sponsor through instead of this service's own paymaster. The policy's rules are checked first; the service then signs the sponsorship."
+      />
+      <Card title="This service's paymaster over ERC-7677">
+        <div className="space-y-2 text-sm text-slate-700">
+          <p>
+            Our VerifyingPaymaster (<Mono value={serviceDeployment().paymaster} full />) answers pm_getPaymasterStubData and pm_getPaymasterData at this URL. The context names the policy whose
+            rules decide: <code className="font-mono text-xs">{'{"policy":"pol_…"}'}</code>.
+          </p>
+          {ourUrl ? <CodeBlock code={ourUrl} /> : <p className="text-slate-500">Create a publishable key under API keys to get its URL.</p>}
+        </div>
+      </Card>
+      <DeletedToggle href={`${scope.base}/paymasters`} shown={deleted.shown} noun="paymasters" />
+      {list.total === 0 ? (
+        <EmptyState title="No paymasters registered">
+          <p>Register an ERC-7677 service below (its paymaster contract must be deployed on a {scope.mode} chain), then choose it on a policy.</p>
+        </EmptyState>
+      ) : (
+        <>
+          <Table
+            rows={list.data}
+            rowKey={(p) => p.id}
+            columns={[
+              { header: "Name", cell: (p) => p.name ?? p.id },
+              { header: "Address", cell: (p) => <Mono value={p.address} /> },
+              { header: "Service", cell: (p) => (p.url ? <span className="break-all font-mono text-xs">{p.url}</span> : <span className="text-slate-400">no url</span>) },
+              { header: "Context", cell: (p) => (p.context ? <code className="font-mono text-xs">{JSON.stringify(p.context)}</code> : "—") },
+              { header: "State", cell: (p) => (p.deleted ? <Badge tone="red">deleted</Badge> : <Badge tone="green">active</Badge>) },
+              { header: "Created", cell: (p) => <Time seconds={p.createdAt} /> },
+              {
+                header: "Actions",
+                cell: (p) =>
+                  p.deleted ? null : (
+                    <div className="flex flex-wrap items-start gap-2">
+                      {p.url && <CheckPaymaster projectId={scope.project.id} mode={scope.mode} id={p.id} />}
+                      <ActionForm action={remove(p.id)}>
+                        <SubmitButton variant="danger" confirm={`Delete paymaster ${p.name ?? p.id}?`}>
+                          Delete
+                        </SubmitButton>
+                      </ActionForm>
+                    </div>
+                  ),
+              },
+            ]}
+          />
+          <Pagination total={list.total} {...page} href={pageHref(`${scope.base}/paymasters`, query)} />
+        </>
+      )}
+      <Card title="Register a paymaster">
+        <ActionForm action={create}>
+          <div className="grid gap-4 sm:grid-cols-2">
+            <TextInput label="Name" name="name" placeholder="My paymaster" />
+            <TextInput label="Address" name="address" required placeholder="0x…" className="block w-full rounded-md border border-slate-300 px-3 py-1.5 font-mono text-sm" />
+          </div>
+          <TextInput label="Service URL" name="url" placeholder={ourUrl ?? "https://…"} hint={scope.mode === "live" ? "Live mode: https to a public address only." : "Test mode: http://localhost works too."} />
+          <input type="hidden" name="$json" value="context" />
+          <TextArea label="Context (JSON object, sent with every pm_ call)" name="context" rows={3} placeholder='{"policy":"pol_…"}' />
+          <SubmitButton>Register paymaster</SubmitButton>
+        </ActionForm>
+      </Card>
+    </>
+  );
+}
