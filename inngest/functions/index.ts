@@ -1,8 +1,9 @@
 import { deliverEvent } from "./deliver";
 import { cancelUnsignedIntent } from "./expire";
+import { indexTokenTransfers } from "./inventory";
 import { monitorBalances } from "./monitors";
 import { relayIntent } from "./relay";
 import { resendUnsettledIntents } from "./unsettled";
 
 /** Every background function: served to Inngest at /api/inngest, or run by the embedded runner. */
-export const functions = [relayIntent, deliverEvent, cancelUnsignedIntent, resendUnsettledIntents, monitorBalances];
+export const functions = [relayIntent, deliverEvent, cancelUnsignedIntent, resendUnsettledIntents, monitorBalances, indexTokenTransfers];
