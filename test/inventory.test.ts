@@ -1,3 +1,4 @@
+import { InngestTestEngine } from "@inngest/test";
 import Openfort from "@openfort/openfort-node";
 import { and, eq } from "drizzle-orm";
 import { createWalletClient, getAddress, http, parseEther, toHex, type Address, type Hex } from "viem";
@@ -15,6 +16,8 @@ import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject } from "./api";
 import { chainOf, clientOf, fundedWallet, mined } from "./chain";
 import { routeServer } from "./sdk-server";
+import { indexTokenTransfers, PASSES_PER_RUN } from "@/inngest/functions/inventory";
+import { CRON_EVENT } from "@/inngest/runner";
 
 const CHAIN = 31337;
 let project: ProjectWithKeys;
@@ -130,6 +133,18 @@ describe("inventories", () => {
     expect(after.data.find((i: { tokenId: unknown }) => i.tokenId === 7)).toMatchObject({ amount: "3", lastTransferredAt: moved });
   }, 90_000);
 
+  it("are indexed in the background: the cron function reads every registered contract's new transfers, six passes a run", async () => {
+    await minter.writeContract({ address: nft, abi: testNftAbi, functionName: "mint", args: [account.address, 3n] }).then((h) => mined(CHAIN, h));
+    const steps = Array.from({ length: PASSES_PER_RUN - 1 }, (_, i) => ({ id: `wait-${i}`, handler: () => null }));
+    const { ctx } = await new InngestTestEngine({ function: indexTokenTransfers, events: [{ name: CRON_EVENT, data: { cron: "* * * * *" } }], steps }).execute();
+    expect((ctx.step.run as unknown as { mock: { calls: unknown[][] } }).mock.calls.map((c) => c[0])).toEqual(Array.from({ length: PASSES_PER_RUN }, (_, i) => `pass-${i}`));
+    const rows = await (await getDb())
+      .select()
+      .from(tokenTransfers)
+      .where(and(eq(tokenTransfers.chainId, CHAIN), eq(tokenTransfers.contract, nft.toLowerCase()), eq(tokenTransfers.tokenId, "3")));
+    expect(rows).toMatchObject([{ standard: "ERC721", toAddress: account.address.toLowerCase(), amount: "1" }]);
+  });
+
   it("refuse bad input with 4xx naming the parameter; a player without an account on the chain holds nothing", async () => {
     expectError(await get(`/v1/players/pla_missing/inventory/nft`, { chainId: CHAIN }), 404);
     expectError(await get(`/v1/accounts/acc_missing/inventory/native`), 404);
@@ -158,7 +173,7 @@ describe("inventories", () => {
       const native = await openfort.inventories.getAccountNativeInventory({ id: account.id });
       expect(native.data.assetType).toBe("ETH");
       const nfts = await openfort.inventories.getPlayerNftInventory({ id: player, chainId: CHAIN, contract: [con.multi, con.nft], limit: 10, order: "asc" });
-      expect(nfts.total).toBe(4);
+      expect(nfts.total).toBe(5);
       expect((await openfort.inventories.getAccountNftInventory({ id: account.id, contractId: [con.multi], skip: 1 })).data).toHaveLength(2);
       const tokens = await openfort.inventories.getPlayerCryptoCurrencyInventory({ id: player, chainId: CHAIN });
       expect(tokens.data[0]).toMatchObject({ assetType: "ERC20", amount: "1000" });
