@@ -2,6 +2,7 @@ import Link from "next/link";
 import { accountTypeInfo, responseAccountType } from "@/lib/accounts/types";
 import { Badge } from "@/components/badge";
 import { CopyButton } from "@/components/code";
+import { Inventory } from "@/components/inventory";
 import { ActionForm, SubmitButton } from "@/components/form";
 import { RecentIntents } from "@/components/intent-list";
 import { Card, Definitions, PageHeader } from "@/components/page";
@@ -67,6 +68,9 @@ export default async function AccountPage({
         <ActionForm action={sync} className="mt-4">
           <SubmitButton variant="secondary">Sync with chain</SubmitButton>
         </ActionForm>
+      </Card>
+      <Card title="Inventory">
+        <Inventory ctx={scope.ctx} subject={{ account: account.id, chainId: account.chainId }} />
       </Card>
       <Card title="Session keys">
         <SessionsTable

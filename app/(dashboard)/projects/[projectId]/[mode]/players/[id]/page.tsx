@@ -3,6 +3,7 @@ import { ActionForm, Select, SubmitButton, TextInput } from "@/components/form";
 import { RecentIntents } from "@/components/intent-list";
 import { Card, Definitions, PageHeader } from "@/components/page";
 import { AccountsTable } from "@/components/accounts-table";
+import { Inventory } from "@/components/inventory";
 import { SessionsTable } from "@/components/sessions-table";
 import { Time } from "@/components/time";
 import { accountsOfPlayers } from "@/lib/accounts/service";
@@ -77,6 +78,15 @@ export default async function PlayerPage({
           </ActionForm>
         </div>
       </Card>
+      {accounts.length > 0 && (
+        <Card title="Inventory">
+          <div className="space-y-6">
+            {accounts.map((a) => (
+              <Inventory key={a.id} ctx={scope.ctx} subject={{ player: player.id, chainId: a.chainId }} />
+            ))}
+          </div>
+        </Card>
+      )}
       <Card title="Session keys">
         <SessionsTable
           sessions={sessions.items}
