@@ -33,6 +33,7 @@ export const indexerSettings = () => ({
   lookback: envInt("INVENTORY_LOOKBACK_BLOCKS", 100_000),
 });
 const DEV_LOG_RANGE = 1_000_000;
+const ADDRESSES_PER_CALL = 100;
 
 export interface IndexSummary {
   chainId: number;
@@ -141,8 +142,11 @@ export async function indexChain(db: Db, chain: ChainConfig, addresses: string[]
       const key = `${c.blockNumber}:${c.blockHash}`;
       groups.set(key, { cursor: c, contracts: [...(groups.get(key)?.contracts ?? []), c.contract] });
     }
-    // The furthest behind first: the groups then meet at the head and are read together from then on.
-    const ordered = [...groups.values()].sort((a, b) => (a.cursor.blockNumber ?? -1) - (b.cursor.blockNumber ?? -1));
+    // The furthest behind first: the groups then meet at the head and are read together from then on
+    // (at most ADDRESSES_PER_CALL contracts per eth_getLogs, which nodes bound).
+    const ordered = [...groups.values()]
+      .sort((a, b) => (a.cursor.blockNumber ?? -1) - (b.cursor.blockNumber ?? -1))
+      .flatMap(({ cursor, contracts: all }) => Array.from({ length: Math.ceil(all.length / ADDRESSES_PER_CALL) }, (_, i) => ({ cursor, contracts: all.slice(i * ADDRESSES_PER_CALL, (i + 1) * ADDRESSES_PER_CALL) })));
     let progressed = false;
     for (const { cursor, contracts: group } of ordered) {
       if (Date.now() > deadline) return summary;

@@ -109,7 +109,9 @@ export async function cryptocurrencyInventory(db: Queryable, ctx: ProjectContext
   let r = 0;
   for (const [address, declared] of tokens) {
     const balance = readings[r++]!;
-    const erc20 = declared || !("error" in readings[r++]!);
+    // Undeclared ones were also asked decimals(): they count only if it answered.
+    const decimals = declared ? null : readings[r++]!;
+    const erc20 = declared || !("error" in decimals!);
     if (erc20 && "value" in balance && balance.value > 0n) held.push({ address, amount: balance.value });
   }
   const times = await onChain(holder.chain, () => lastErc20Transfers(holder.chain, held.map((h) => h.address), holder.address!, block));
