@@ -143,7 +143,7 @@ describe("inventories", () => {
       .from(tokenTransfers)
       .where(and(eq(tokenTransfers.chainId, CHAIN), eq(tokenTransfers.contract, nft.toLowerCase()), eq(tokenTransfers.tokenId, "3")));
     expect(rows).toMatchObject([{ standard: "ERC721", toAddress: account.address.toLowerCase(), amount: "1" }]);
-  });
+  }, 60_000); // on a database shared by the whole run it indexes every file's contracts: each pass is bounded to 8 s
 
   it("refuse bad input with 4xx naming the parameter; a player without an account on the chain holds nothing", async () => {
     expectError(await get(`/v1/players/pla_missing/inventory/nft`, { chainId: CHAIN }), 404);
