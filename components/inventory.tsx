@@ -1,4 +1,5 @@
 import { formatUnits } from "viem";
+import type { z } from "zod";
 import { findChain } from "@/lib/chain/registry";
 import { chainLabel } from "@/lib/dashboard/chains";
 import { runOperation } from "@/lib/dashboard/operations";
@@ -33,7 +34,7 @@ export async function Inventory({ ctx, subject }: { ctx: ProjectContext; subject
   const byPlayer = "player" in subject;
   const params = { id: byPlayer ? subject.player : subject.account };
   const query = { ...(byPlayer && { chainId: subject.chainId }), limit: SHOWN };
-  const run = <R,>(op: Operation, input: Record<string, unknown>) => runOperation<R>(ctx, op.operationId, input, params);
+  const run = <R,>(op: Operation, input: Record<string, unknown>) => runOperation(ctx, op as Operation<z.ZodType, R>, input, params);
   const [native, tokens, nfts] = await Promise.all([
     run<{ data: InventoryItem }>(byPlayer ? getPlayerNativeInventory : getAccountNativeInventory, byPlayer ? { chainId: subject.chainId } : {}),
     run<ListEnvelope<InventoryItem>>(byPlayer ? getPlayerCryptoCurrencyInventory : getAccountCryptoCurrencyInventory, query),
