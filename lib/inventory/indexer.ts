@@ -140,7 +140,8 @@ export async function indexChain(db: Db, chain: ChainConfig, addresses: string[]
     const groups = new Map<string, { cursor: Cursor; contracts: string[] }>();
     for (const c of cursors) {
       const key = `${c.blockNumber}:${c.blockHash}`;
-      groups.set(key, { cursor: c, contracts: [...(groups.get(key)?.contracts ?? []), c.contract] });
+      const group = groups.get(key) ?? groups.set(key, { cursor: c, contracts: [] }).get(key)!;
+      group.contracts.push(c.contract);
     }
     // The furthest behind first: the groups then meet at the head and are read together from then on
     // (at most ADDRESSES_PER_CALL contracts per eth_getLogs, which nodes bound).
@@ -152,10 +153,12 @@ export async function indexChain(db: Db, chain: ChainConfig, addresses: string[]
       if (Date.now() > deadline) return summary;
       try {
         const key = `${cursor.blockNumber}:${cursor.blockHash}`;
+        // A configured chain's node behind the cursor is most likely one lagging behind another: wait for it.
+        if (cursor.blockNumber !== null && cursor.blockNumber > head && !chain.dev) continue;
         if (cursor.blockNumber !== null && !checked.has(key)) {
           const hash = cursor.blockNumber > head ? null : await blockHashAt(chain, cursor.blockNumber);
           if (hash !== cursor.blockHash) {
-            // Reorged (or the chain was reset below the cursor): forget the last blocks, read them again.
+            // Reorged (or a dev chain reset below the cursor: start over): forget the last blocks, read them again.
             const back = hash === null && cursor.blockNumber > head ? -1 : cursor.blockNumber - settings.reorgDepth;
             const to = back < 0 ? { blockNumber: null, blockHash: null } : { blockNumber: back, blockHash: await blockHashAt(chain, back) };
             await advance(db, chain.chainId, group, cursor.blockNumber, to, async (tx) => {
