@@ -30,7 +30,7 @@ export async function checkPaymaster(projectId: string, mode: string, id: string
     });
     const ok = served.some((e) => e.toLowerCase() === entryPoint.toLowerCase());
     return ok
-      ? { ok: true, data: { message: `The service answers and serves EntryPoint v0.6 (${entryPoint}).`, entryPoints: served } }
+      ? { ok: true, data: { message: "Answers, and serves EntryPoint v0.6.", entryPoints: served } }
       : { error: { message: `The service answers but serves ${served.join(", ") || "no EntryPoint"}, not EntryPoint v0.6 ${entryPoint}.` } };
   } catch (err) {
     if (err instanceof ApiError) return { error: { message: err.message } };

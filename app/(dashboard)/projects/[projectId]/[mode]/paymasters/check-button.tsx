@@ -10,7 +10,7 @@ export function CheckPaymaster({ projectId, mode, id }: { projectId: string; mod
   const [result, setResult] = useState<FormState>({});
   const [pending, setPending] = useState(false);
   return (
-    <div className="flex flex-wrap items-center gap-2">
+    <div className="flex w-48 flex-col items-start gap-1 whitespace-normal">
       <button
         type="button"
         disabled={pending}

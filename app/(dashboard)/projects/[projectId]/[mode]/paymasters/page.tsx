@@ -18,6 +18,13 @@ import { CheckPaymaster } from "./check-button";
 
 export const metadata = { title: "Paymasters" };
 
+/** A context as the table shows it: cut to its start, in full on hover. */
+const ContextCell = ({ json }: { json: string }) => (
+  <code className="font-mono text-xs" title={json}>
+    {json.length > 32 ? `${json.slice(0, 30)}…` : json}
+  </code>
+);
+
 export default async function PaymastersPage({ params, searchParams }: { params: ScopeParams; searchParams: Promise<Record<string, string | undefined>> }) {
   const scope = await scopeOf(params);
   const query = await searchParams;
@@ -42,10 +49,14 @@ export default async function PaymastersPage({ params, searchParams }: { params:
       <Card title="This service's paymaster over ERC-7677">
         <div className="space-y-2 text-sm text-slate-700">
           <p>
-            Our VerifyingPaymaster (<Mono value={serviceDeployment().paymaster} full />) answers pm_getPaymasterStubData and pm_getPaymasterData at this URL. The context names the policy whose
+            Our VerifyingPaymaster (<span data-testid="our-paymaster-address"><Mono value={serviceDeployment().paymaster} full /></span>) answers pm_getPaymasterStubData and pm_getPaymasterData at this URL. The context names the policy whose
             rules decide: <code className="font-mono text-xs">{'{"policy":"pol_…"}'}</code>.
           </p>
-          {ourUrl ? <CodeBlock code={ourUrl} /> : <p className="text-slate-500">Create a publishable key under API keys to get its URL.</p>}
+          {ourUrl ? (
+            <div data-testid="our-paymaster-url">
+              <CodeBlock code={ourUrl} />
+            </div>
+          ) : <p className="text-slate-500">Create a publishable key under API keys to get its URL.</p>}
         </div>
       </Card>
       <DeletedToggle href={`${scope.base}/paymasters`} shown={deleted.shown} noun="paymasters" />
@@ -61,8 +72,8 @@ export default async function PaymastersPage({ params, searchParams }: { params:
             columns={[
               { header: "Name", cell: (p) => p.name ?? p.id },
               { header: "Address", cell: (p) => <Mono value={p.address} /> },
-              { header: "Service", cell: (p) => (p.url ? <span className="break-all font-mono text-xs">{p.url}</span> : <span className="text-slate-400">no url</span>) },
-              { header: "Context", cell: (p) => (p.context ? <code className="font-mono text-xs">{JSON.stringify(p.context)}</code> : "—") },
+              { header: "Service", cell: (p) => (p.url ? <Mono value={p.url} /> : <span className="text-slate-400">no url</span>) },
+              { header: "Context", cell: (p) => (p.context ? <ContextCell json={JSON.stringify(p.context)} /> : "—") },
               { header: "State", cell: (p) => (p.deleted ? <Badge tone="red">deleted</Badge> : <Badge tone="green">active</Badge>) },
               { header: "Created", cell: (p) => <Time seconds={p.createdAt} /> },
               {
