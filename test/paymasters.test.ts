@@ -9,7 +9,10 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { DUMMY_SIGNATURE, paymasterHash, type UserOp } from "@/lib/chain/userop";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf, fundedWallet, mined } from "./chain";
+import { getDb } from "@/lib/db/client";
+import { rebuildIntent, signingSender } from "@/lib/intents/rebuild";
+import { chainOf, clientOf, fundedWallet, mined } from "./chain";
+import { intentRow } from "./relay-fixtures";
 import { routeServer } from "./sdk-server";
 
 /**
@@ -196,6 +199,12 @@ describe("sponsoring through a registered ERC-7677 paymaster", () => {
       const depositAfter = await clientOf(31337).readContract({ address: d().entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [address] });
       // The peer's paymaster paid the operation's gas from its own EntryPoint deposit.
       expect(depositBefore - depositAfter).toBe(BigInt(landed.response.gasFee));
+
+      // A rebuild (new fees or sponsorship window) asks the same peer again, not our paymaster.
+      const row = await intentRow(created.body.id);
+      const seen = peer.seen.length;
+      expect(await rebuildIntent(await getDb(), { ...row, status: "pending" }, chainOf(31337), (await signingSender(await getDb(), row))!, { deploy: false })).toBe(false);
+      expect(peer.seen.slice(seen).map((s) => s.method)).toEqual(["pm_getPaymasterStubData", "pm_getPaymasterData"]);
 
       peer.state.refuse = true;
       const before = (await call("GET", "/v1/transaction_intents", { key, query: { policy: [policy.id] } })).body.total;
