@@ -2,8 +2,10 @@ import { accountOperations } from "@/lib/accounts/operations";
 import { contractOperations } from "@/lib/contracts/operations";
 import { developerAccountOperations } from "@/lib/developer-accounts/operations";
 import { eventOperations } from "@/lib/events/operations";
+import { exchangeOperations } from "@/lib/exchange/operations";
 import { forwarderContractOperations } from "@/lib/forwarders/operations";
 import type { Operation } from "@/lib/http/operation";
+import { inventoryOperations } from "@/lib/inventory/operations";
 import { authPlayerOperations } from "@/lib/iam/player-operations";
 import { providerOperations } from "@/lib/iam/provider-operations";
 import { credentialOperations } from "@/lib/iam/credential-operations";
@@ -11,6 +13,7 @@ import { accountActionOperations } from "@/lib/intents/account-operations";
 import { googleOperations } from "@/lib/iam/google-operations";
 import { siweOperations } from "@/lib/iam/siwe-operations";
 import { intentOperations } from "@/lib/intents/operations";
+import { paymasterOperations } from "@/lib/paymasters/operations";
 import { playerOwnershipOperations } from "@/lib/intents/player-ownership";
 import { playerOperations } from "@/lib/players/operations";
 import { policyOperations, policyRuleOperations } from "@/lib/policies/operations";
@@ -49,5 +52,8 @@ export const operations: Operation[] = [
   ...eventOperations,
   ...subscriptionOperations,
   // exchange, inventories, paymasters, forwarder contracts (one line each)
+  ...exchangeOperations,
+  ...inventoryOperations,
   ...forwarderContractOperations,
+  ...paymasterOperations,
 ];

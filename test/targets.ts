@@ -1,5 +1,6 @@
 import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
+import { localExchange } from "@/lib/exchange/deployment";
 import { call, newProject } from "./api";
 
 /** Real resources for every path of the API, and valid parameters for each operation, to aim hostile input at. */
@@ -100,5 +101,21 @@ export async function createTargets(): Promise<Targets> {
   });
   if (intent.status !== 200) throw new Error(`target intent: ${JSON.stringify(intent.body)}`);
   for (const path of ["/v1/transaction_intents/{id}", "/v1/transaction_intents/{id}/signature"]) ids[path] = intent.body.id;
+  // A registered paymaster, and our ERC-7677 service (its key in the path) asked for a stub under the policy.
+  valid["POST /v1/paymasters"] = { address: serviceDeployment().paymaster, url: "http://127.0.0.1:9/rpc", context: { policy }, name: "target" };
+  ids["/v1/paymasters/{id}"] = (await call("POST", "/v1/paymasters", { key, json: valid["POST /v1/paymasters"] })).body.id;
+  ids["{publishableKey}"] = project.keys.test.publishable;
+  const op = { sender: ADDRESS, nonce: "0x0", initCode: "0x", callData: "0x", maxFeePerGas: "0x1", maxPriorityFeePerGas: "0x1" };
+  valid["POST /v1/paymaster_service/{publishableKey}"] = { jsonrpc: "2.0", id: 1, method: "pm_getPaymasterStubData", params: [op, serviceDeployment().entryPoint, "0x7a69", { policy }] };
+  // A swap from the (unfunded) target account to a demo token of the local exchange: it prices routes on chain, then fails on the balance.
+  const swap = { chainId: 31337, fromAddress: account, tokenInAddress: "native", tokenOutAddress: localExchange().tokens[0].address, amount: "1000", tradeType: "EXACT_INPUT" };
+  for (const swapOp of ["POST /v1/exchange/quote", "POST /v1/exchange"]) valid[swapOp] = swap;
+  valid["POST /v1/settings/exchange"] = { feeBasisPoints: 30, feeRecipient: ADDRESS };
+  // Inventories: the player (no account: empty answers) and the account, over the project's registered contracts.
+  for (const kind of ["native", "cryptocurrency", "nft"]) {
+    ids[`/v1/players/{id}/inventory/${kind}`] = player;
+    valid[`GET /v1/players/{id}/inventory/${kind}`] = { chainId: 31337 };
+    ids[`/v1/accounts/{id}/inventory/${kind}`] = account;
+  }
   return { key, ids, valid };
 }

@@ -54,6 +54,16 @@ export const EXPENSIVE_OPERATIONS: ReadonlySet<string> = new Set([
   "signatureSession",
   "getPlayerSessions",
   "getSession",
+  // Swaps: a quote prices every route on chain and simulates the operation.
+  "quoteSwap",
+  "createSwap",
+  // Inventories read balances from the chain (nft ones may first index the contracts' transfers).
+  "getPlayerNativeInventory",
+  "getPlayerCryptoCurrencyInventory",
+  "getPlayerNftInventory",
+  "getAccountNativeInventory",
+  "getAccountCryptoCurrencyInventory",
+  "getAccountNftInventory",
 ]);
 
 const CLEANUP_EVERY_MS = 60_000;
