@@ -49,17 +49,11 @@ export interface ServiceCall {
   paramValue: string;
 }
 
-const opFields = (op: UserOp) => ({
-  sender: op.sender,
-  nonce: op.nonce,
-  initCode: op.initCode ?? "0x",
-  callData: op.callData,
-  callGasLimit: op.callGasLimit,
-  verificationGasLimit: op.verificationGasLimit,
-  preVerificationGas: op.preVerificationGas,
-  maxFeePerGas: op.maxFeePerGas,
-  maxPriorityFeePerGas: op.maxPriorityFeePerGas,
-});
+/** The op's fields an ERC-7677 service is sent: the struct without paymasterAndData and signature (it fills in the first). */
+const opFields = (op: UserOp) => {
+  const { paymasterAndData: _paymasterAndData, signature: _signature, ...fields } = toEntryPointOp(op);
+  return fields;
+};
 
 /**
  * The service's failures as API errors naming `param`: its refusal (a JSON-RPC error) or a URL the outbound rule
