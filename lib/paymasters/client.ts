@@ -1,6 +1,6 @@
 import { BaseError, HttpRequestError, http, RpcRequestError, TimeoutError, type Hex } from "viem";
 import { createPaymasterClient, getPaymasterData, getPaymasterStubData, type PaymasterClient } from "viem/account-abstraction";
-import type { UserOp } from "@/lib/chain/userop";
+import { toEntryPointOp, type UserOp } from "@/lib/chain/userop";
 import { ApiError } from "@/lib/http/errors";
 import { outboundFetch, OutboundRefusedError } from "@/lib/outbound";
 
