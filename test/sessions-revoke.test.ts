@@ -208,7 +208,7 @@ describe("the dashboard's sessions", () => {
     // The Revoke button's form, as the browser posts it.
     const form = new FormData();
     for (const [name, value] of Object.entries({ address: sessionKey, chainId: "31337", player: player.id, policy: policy.id, optimistic: "true" })) form.set(name, value);
-    const outcome = await runOperation(ctx, revokeSession.operationId, form);
+    const outcome = await runOperation(ctx, revokeSession, form);
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, data: { id: active.body.id, isActive: false } });
     expect((await sessionItems(await getDb(), ctx, { player: player.id, skip: 0 })).items.map((s) => [s.status, s.revocable])).toEqual([
       ["awaiting_signature", true],

@@ -1,5 +1,4 @@
-import type { ContractResponse } from "@/lib/contracts/schema";
-import type { ListEnvelope } from "@/lib/http/list";
+import { listContracts } from "@/lib/contracts/operations";
 import type { ProjectContext } from "@/lib/projects/service";
 import { readOperation } from "./operations";
 
@@ -21,7 +20,7 @@ const isRead = (f: AbiEntry) => f.stateMutability === "view" || f.stateMutabilit
 
 /** The mode's active contracts (the API caps a page at 100) with their functions, for the rule, token and transaction pickers. */
 export async function projectContracts(ctx: ProjectContext, chainId?: number) {
-  const list = await readOperation<ListEnvelope<ContractResponse>>(ctx, "getContracts", { limit: 100, deleted: false, ...(chainId !== undefined ? { chainId } : {}) });
+  const list = await readOperation(ctx, listContracts, { limit: 100, deleted: false, ...(chainId !== undefined ? { chainId } : {}) });
   return list.data.map((c) => {
     const functions = (c.abi as AbiEntry[]).filter((e) => e.type === "function" && e.name);
     return {

@@ -1,7 +1,6 @@
 import { decodeEventLog, type Abi, type Hex } from "viem";
 import { decodedJson } from "@/lib/contracts/decoded-json";
-import type { ContractResponse } from "@/lib/contracts/schema";
-import type { ListEnvelope } from "@/lib/http/list";
+import { listContracts } from "@/lib/contracts/operations";
 import type { ProjectContext } from "@/lib/projects/service";
 import { readOperation } from "./operations";
 
@@ -15,7 +14,7 @@ export interface DecodedLog {
 /** A landed intent's logs, named and decoded with the ABI of the registered contract that emitted each (when there is one). */
 export async function decodeLogs(ctx: ProjectContext, chainId: number, logs: Record<string, unknown>[]): Promise<DecodedLog[]> {
   if (logs.length === 0) return [];
-  const contracts = await readOperation<ListEnvelope<ContractResponse>>(ctx, "getContracts", { chainId, limit: 100 });
+  const contracts = await readOperation(ctx, listContracts, { chainId, limit: 100 });
   const byAddress = new Map(contracts.data.map((c) => [c.address.toLowerCase(), c]));
   return logs.map((log) => {
     const address = String(log.address ?? "");

@@ -1,7 +1,6 @@
 import { revalidatePath } from "next/cache";
 import { notFound, redirect } from "next/navigation";
 import type { z } from "zod";
-import { operations } from "@/lib/api";
 import { getDb } from "@/lib/db/client";
 import { ApiError, badRequest, type ErrorDetails } from "@/lib/http/errors";
 import { parseBracketParams } from "@/lib/http/form";
@@ -15,26 +14,14 @@ export type OperationOutcome<T = unknown> =
   | { ok: true; data: T }
   | { ok: false; status: number; error: { message: string; details?: ErrorDetails } };
 
-const byId = new Map(operations.map((op) => [op.operationId, op]));
-
-/** The registered operation of that id (the dashboard's older string form names operations so). */
-export function operationById(operationId: string): Operation {
-  const op = byId.get(operationId);
-  if (!op) throw new Error(`unknown operation ${operationId}`);
-  return op;
-}
-
 type OperationInput = Record<string, unknown> | URLSearchParams | FormData;
 
 /**
  * Runs a public API operation for the dashboard, exactly as the API would (same validation,
  * same rules, same serialized resource), in the project and mode the developer is looking at.
- * Given the operation itself (rather than its id) the outcome has the operation's result type.
+ * Given the operation itself (never its id), so the outcome has the operation's result type.
  */
-export async function runOperation<I extends z.ZodType, R>(ctx: ProjectContext, operation: Operation<I, R>, input?: OperationInput, params?: Record<string, string>): Promise<OperationOutcome<R>>;
-export async function runOperation<T = Record<string, unknown>>(ctx: ProjectContext, operationId: string, input?: OperationInput, params?: Record<string, string>): Promise<OperationOutcome<T>>;
-export async function runOperation(ctx: ProjectContext, operation: Operation | string, input: OperationInput = {}, params: Record<string, string> = {}): Promise<OperationOutcome<unknown>> {
-  const op = typeof operation === "string" ? operationById(operation) : operation;
+export async function runOperation<I extends z.ZodType, R>(ctx: ProjectContext, op: Operation<I, R>, input: OperationInput = {}, params: Record<string, string> = {}): Promise<OperationOutcome<R>> {
   try {
     const raw = input instanceof URLSearchParams || input instanceof FormData ? formInput(input) : input;
     const validated = validate(op.input, raw);
@@ -71,10 +58,8 @@ function formInput(form: URLSearchParams | FormData): Record<string, unknown> {
 }
 
 /** The operation's data for a page: a missing resource is the page's 404, a bad filter its error message. */
-export async function readOperation<I extends z.ZodType, R>(ctx: ProjectContext, operation: Operation<I, R>, input?: Record<string, unknown> | URLSearchParams, params?: Record<string, string>): Promise<R>;
-export async function readOperation<T = Record<string, unknown>>(ctx: ProjectContext, operationId: string, input?: Record<string, unknown> | URLSearchParams, params?: Record<string, string>): Promise<T>;
-export async function readOperation(ctx: ProjectContext, operation: Operation | string, input: Record<string, unknown> | URLSearchParams = {}, params: Record<string, string> = {}): Promise<unknown> {
-  const outcome = await runOperation<unknown>(ctx, operation as string, input, params);
+export async function readOperation<I extends z.ZodType, R>(ctx: ProjectContext, operation: Operation<I, R>, input: Record<string, unknown> | URLSearchParams = {}, params: Record<string, string> = {}): Promise<R> {
+  const outcome = await runOperation(ctx, operation, input, params);
   if (outcome.ok) return outcome.data;
   if (outcome.status === 404) notFound();
   throw new Error(outcome.error.message);

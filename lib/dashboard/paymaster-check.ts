@@ -3,7 +3,7 @@
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { ApiError } from "@/lib/http/errors";
 import { supportedEntryPoints } from "@/lib/paymasters/client";
-import type { PaymasterResponse } from "@/lib/paymasters/schema";
+import { getPaymaster } from "@/lib/paymasters/operations";
 import { projectScope } from "./context";
 import type { FormState } from "./form-state";
 import { readOperation } from "./operations";
@@ -14,7 +14,7 @@ import { readOperation } from "./operations";
  */
 export async function checkPaymaster(projectId: string, mode: string, id: string): Promise<FormState> {
   const scope = await projectScope(projectId, mode);
-  const paymaster = await readOperation<PaymasterResponse>(scope.ctx, "getPaymaster", {}, { id });
+  const paymaster = await readOperation(scope.ctx, getPaymaster, {}, { id });
   if (!paymaster.url) return { error: { message: "This paymaster has no url to check." } };
   const entryPoint = serviceDeployment().entryPoint;
   try {

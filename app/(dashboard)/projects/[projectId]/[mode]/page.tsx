@@ -1,16 +1,23 @@
 import Link from "next/link";
+import type { z } from "zod";
 import { CodeBlock } from "@/components/code";
 import { Card, PageHeader } from "@/components/page";
+import { listContracts } from "@/lib/contracts/operations";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { apiBase, exampleKey } from "@/lib/dashboard/examples";
 import { readOperation } from "@/lib/dashboard/operations";
+import type { Operation } from "@/lib/http/operation";
+import { listIntents } from "@/lib/intents/operations";
+import { listPlayers } from "@/lib/players/operations";
+import { listPolicies } from "@/lib/policies/operations";
 
-type Listed = { total: number };
+/** A list operation, as far as the overview counts its resources. */
+type Listed = Operation<z.ZodType, { total: number }>;
 
 export default async function Overview({ params }: { params: ScopeParams }) {
   const scope = await scopeOf(params);
-  const count = async (operationId: string) => (await readOperation<Listed>(scope.ctx, operationId, { limit: 1 })).total;
-  const [players, contracts, policies, intents] = await Promise.all(["getPlayers", "getContracts", "getPolicies", "getTransactionIntents"].map(count));
+  const count = async (operation: Listed) => (await readOperation(scope.ctx, operation, { limit: 1 })).total;
+  const [players, contracts, policies, intents] = await Promise.all([listPlayers, listContracts, listPolicies, listIntents].map(count));
   const [base, key] = await Promise.all([apiBase(), exampleKey(scope.ctx)]);
   const steps = [
     { done: players! > 0, title: "Create a player", href: "/players", code: `curl ${base}/v1/players -u ${key}: -d name=Alice` },

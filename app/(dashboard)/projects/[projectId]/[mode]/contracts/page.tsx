@@ -8,8 +8,7 @@ import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { apiBase, exampleKey } from "@/lib/dashboard/examples";
 import { readOperation } from "@/lib/dashboard/operations";
 import { deletedParams, pageParams } from "@/lib/dashboard/paging";
-import type { ContractResponse } from "@/lib/contracts/schema";
-import type { ListEnvelope } from "@/lib/http/list";
+import { listContracts } from "@/lib/contracts/operations";
 
 export const metadata = { title: "Contracts" };
 
@@ -18,7 +17,7 @@ export default async function ContractsPage({ params, searchParams }: { params: 
   const query = await searchParams;
   const page = pageParams(query);
   const deleted = deletedParams(query);
-  const list = await readOperation<ListEnvelope<ContractResponse>>(scope.ctx, "getContracts", { ...page, ...deleted.filter });
+  const list = await readOperation(scope.ctx, listContracts, { ...page, ...deleted.filter });
   return (
     <>
       <PageHeader

@@ -15,10 +15,9 @@ import { getDb } from "@/lib/db/client";
 import { TOPICS } from "@/lib/deliveries/topics";
 import { listContracts } from "@/lib/contracts/service";
 import { listDeveloperAccounts } from "@/lib/developer-accounts/service";
-import { createEvent, deleteEvent, listEvents } from "@/lib/events/operations";
+import { listEvents } from "@/lib/events/operations";
 import type { EventResponse } from "@/lib/events/schema";
 import { watchedObjects } from "@/lib/events/service";
-import type { ListEnvelope } from "@/lib/http/list";
 import { CreateEventForm } from "./create-event-form";
 import { ReadNow } from "./read-now";
 
@@ -39,13 +38,13 @@ export default async function EventsPage({ params, searchParams }: { params: Sco
   const deleted = deletedParams(query);
   const db = await getDb();
   const [list, contracts, accounts] = await Promise.all([
-    readOperation<ListEnvelope<EventResponse>>(scope.ctx, listEvents.operationId, { ...page, ...deleted.filter }),
+    readOperation(scope.ctx, listEvents, { ...page, ...deleted.filter }),
     listContracts(db, scope.ctx, { limit: 100, deleted: false }),
     listDeveloperAccounts(db, scope.ctx, { limit: 100, deleted: false }),
   ]);
   const watched = await watchedObjects(db, scope.ctx, list.data);
   const target = { projectId: scope.project.id, mode: scope.mode };
-  const create = submitOperation.bind(null, { ...target, operationId: createEvent.operationId });
+  const create = submitOperation.bind(null, { ...target, operationId: "createEvent" });
 
   const watching = (e: EventResponse) => {
     const chain = e.chainId ? <span className="text-xs text-slate-500"> on {chainLabel(e.chainId)}</span> : null;
@@ -147,7 +146,7 @@ export default async function EventsPage({ params, searchParams }: { params: Sco
                   e.deleted ? null : (
                     <div className="flex items-start gap-2">
                       {e.monitor && <ReadNow projectId={scope.project.id} mode={scope.mode} id={e.id} />}
-                      <ActionForm action={submitOperation.bind(null, { ...target, operationId: deleteEvent.operationId, params: { id: e.id } })}>
+                      <ActionForm action={submitOperation.bind(null, { ...target, operationId: "deleteEvent", params: { id: e.id } })}>
                         <SubmitButton variant="danger" confirm={`Delete "${e.name}"? Its monitor stops.`}>
                           Delete
                         </SubmitButton>

@@ -13,10 +13,9 @@ import { listIntentItems } from "@/lib/dashboard/intents";
 import { readOperation } from "@/lib/dashboard/operations";
 import { getDb } from "@/lib/db/client";
 import { localExchange } from "@/lib/exchange/deployment";
-import type { ListEnvelope } from "@/lib/http/list";
 import { INTENT_STATES } from "@/lib/intents/search";
 import { searchPlayers } from "@/lib/players/service";
-import type { PolicyResponse } from "@/lib/policies/schema";
+import { listPolicies } from "@/lib/policies/operations";
 
 export const metadata = { title: "Transaction intents" };
 
@@ -26,7 +25,7 @@ export default async function IntentsPage({ params, searchParams }: { params: Sc
   const scope = await scopeOf(params);
   const { filters, rows, total } = await listIntentItems(scope.project.id, scope.mode, await searchParams);
   const [policies, contracts, players] = await Promise.all([
-    readOperation<ListEnvelope<PolicyResponse>>(scope.ctx, "getPolicies", { limit: 100 }),
+    readOperation(scope.ctx, listPolicies, { limit: 100 }),
     projectContracts(scope.ctx),
     searchPlayers(await getDb(), scope.ctx, { limit: 100, skip: 0 }),
   ]);

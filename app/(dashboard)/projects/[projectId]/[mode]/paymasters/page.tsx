@@ -10,8 +10,7 @@ import { apiBase } from "@/lib/dashboard/examples";
 import { readOperation } from "@/lib/dashboard/operations";
 import { deletedParams, pageParams } from "@/lib/dashboard/paging";
 import { getDb } from "@/lib/db/client";
-import type { ListEnvelope } from "@/lib/http/list";
-import type { PaymasterResponse } from "@/lib/paymasters/schema";
+import { listPaymasters } from "@/lib/paymasters/operations";
 import { activeKeys } from "@/lib/projects/service";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { CheckPaymaster } from "./check-button";
@@ -31,7 +30,7 @@ export default async function PaymastersPage({ params, searchParams }: { params:
   const page = pageParams(query);
   const deleted = deletedParams(query);
   const [list, keys, base] = await Promise.all([
-    readOperation<ListEnvelope<PaymasterResponse>>(scope.ctx, "listPaymasters", { ...page, ...deleted.filter }),
+    readOperation(scope.ctx, listPaymasters, { ...page, ...deleted.filter }),
     activeKeys(await getDb(), scope.ctx),
     apiBase(),
   ]);

@@ -8,8 +8,7 @@ import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { apiBase, exampleKey } from "@/lib/dashboard/examples";
 import { readOperation } from "@/lib/dashboard/operations";
 import { deletedParams, pageParams } from "@/lib/dashboard/paging";
-import type { ListEnvelope } from "@/lib/http/list";
-import type { PolicyResponse } from "@/lib/policies/schema";
+import { listPolicies } from "@/lib/policies/operations";
 
 export const metadata = { title: "Policies" };
 
@@ -18,7 +17,7 @@ export default async function PoliciesPage({ params, searchParams }: { params: S
   const query = await searchParams;
   const page = pageParams(query);
   const deleted = deletedParams(query);
-  const list = await readOperation<ListEnvelope<PolicyResponse>>(scope.ctx, "getPolicies", { ...page, ...deleted.filter });
+  const list = await readOperation(scope.ctx, listPolicies, { ...page, ...deleted.filter });
   return (
     <>
       <PageHeader

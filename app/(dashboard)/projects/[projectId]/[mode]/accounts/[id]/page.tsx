@@ -17,7 +17,6 @@ import { found } from "@/lib/dashboard/operations";
 import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
 import { listIntents } from "@/lib/intents/service";
-import { revokeSession } from "@/lib/sessions/operations";
 
 export const metadata = { title: "Account" };
 
@@ -38,7 +37,7 @@ export default async function AccountPage({
     sessionItems(db, scope.ctx, { player: account.playerId, account: account.id, skip: sessionsSkip }),
   ]);
   const policies = await revocationPolicies(db, scope.ctx, [account.chainId]);
-  const revoke = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: revokeSession.operationId });
+  const revoke = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: "revokeSession" });
   const sync = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: "syncAccount", params: { id: account.id } });
   const hex = (value: string) => (
     <span className="inline-flex flex-wrap items-center gap-2">

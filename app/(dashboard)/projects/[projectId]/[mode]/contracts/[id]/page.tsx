@@ -3,7 +3,7 @@ import { CopyButton } from "@/components/code";
 import { ActionForm, SubmitButton } from "@/components/form";
 import { Card, Definitions, PageHeader } from "@/components/page";
 import { Time } from "@/components/time";
-import type { ContractResponse } from "@/lib/contracts/schema";
+import { getContract } from "@/lib/contracts/operations";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { chainLabel } from "@/lib/dashboard/chains";
 import { formFunction, functionSignature, type AbiEntry } from "@/lib/dashboard/contracts";
@@ -16,7 +16,7 @@ export const metadata = { title: "Contract" };
 export default async function ContractPage({ params }: { params: Promise<{ projectId: string; mode: string; id: string }> }) {
   const { projectId, mode, id } = await params;
   const scope = await projectScope(projectId, mode);
-  const contract = await readOperation<ContractResponse>(scope.ctx, "getContract", {}, { id });
+  const contract = await readOperation(scope.ctx, getContract, {}, { id });
   const functions = (contract.abi as AbiEntry[]).filter((e) => e.type === "function");
   const views = functions.filter((f) => f.stateMutability === "view" || f.stateMutability === "pure").map(formFunction);
   const target = { projectId: scope.project.id, mode: scope.mode, params: { id: contract.id } };

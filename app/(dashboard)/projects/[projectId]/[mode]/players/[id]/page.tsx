@@ -16,7 +16,6 @@ import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
 import { listIntents } from "@/lib/intents/service";
 import { getPlayer } from "@/lib/players/service";
-import { revokeSession } from "@/lib/sessions/operations";
 
 export const metadata = { title: "Player" };
 
@@ -42,7 +41,7 @@ export default async function PlayerPage({
   const target = { projectId: scope.project.id, mode: scope.mode };
   const createAccount = submitOperation.bind(null, { ...target, operationId: "createAccount" });
   const remove = submitOperation.bind(null, { ...target, operationId: "deletePlayer", params: { id: player.id }, redirectTo: "/players" });
-  const revoke = submitOperation.bind(null, { ...target, operationId: revokeSession.operationId });
+  const revoke = submitOperation.bind(null, { ...target, operationId: "revokeSession" });
   return (
     <>
       <PageHeader title={player.name || player.id} description={player.description ?? undefined} />

@@ -6,28 +6,25 @@ import { PaymasterSelect, StrategyFields } from "@/components/policy-fields";
 import { RuleEditor } from "@/components/rule-editor";
 import { Time } from "@/components/time";
 import { findChain } from "@/lib/chain/registry";
-import { submitOperation } from "@/lib/dashboard/actions";
+import { submitOperation, type FormOperationId } from "@/lib/dashboard/actions";
 import { chainLabel } from "@/lib/dashboard/chains";
 import { projectScope } from "@/lib/dashboard/context";
 import { readOperation } from "@/lib/dashboard/operations";
 import { isToken, projectContracts } from "@/lib/dashboard/contracts";
 import { usablePaymasters } from "@/lib/dashboard/paymasters";
 import { getDb } from "@/lib/db/client";
-import type { ListEnvelope } from "@/lib/http/list";
 import { listIntents } from "@/lib/intents/service";
+import { getPolicy, listPolicyRules } from "@/lib/policies/operations";
 import { describeRule, SPONSOR_SCHEMA_WORDS } from "@/lib/policies/purposes";
-import type { PolicyResponse, PolicyRuleResponse } from "@/lib/policies/schema";
 
 export const metadata = { title: "Policy" };
-
-type Rule = PolicyRuleResponse & { contract?: { id: string; name?: string | null } };
 
 export default async function PolicyPage({ params }: { params: Promise<{ projectId: string; mode: string; id: string }> }) {
   const { projectId, mode, id } = await params;
   const scope = await projectScope(projectId, mode);
-  const policy = await readOperation<PolicyResponse>(scope.ctx, "getPolicy", {}, { id });
+  const policy = await readOperation(scope.ctx, getPolicy, {}, { id });
   const [rules, contracts, intents, paymasters] = await Promise.all([
-    readOperation<ListEnvelope<Rule>>(scope.ctx, "getPolicyRules", { policy: policy.id, limit: 100, order: "asc", expand: ["contract"] }),
+    readOperation(scope.ctx, listPolicyRules, { policy: policy.id, limit: 100, order: "asc", expand: ["contract"] }),
     projectContracts(scope.ctx, policy.chainId),
     listIntents(await getDb(), scope.ctx, { policy: [policy.id], limit: 10, skip: 0 }),
     usablePaymasters(scope.ctx),
@@ -38,7 +35,7 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
   const update = submitOperation.bind(null, { ...target, operationId: "updatePolicy" });
   const remove = submitOperation.bind(null, { ...target, operationId: "deletePolicy", redirectTo: "/policies" });
   const addRule = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: "createPolicyRule" });
-  const rule = (ruleId: string, operationId: string) => submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId, params: { id: ruleId } });
+  const rule = (ruleId: string, operationId: FormOperationId) => submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId, params: { id: ruleId } });
   return (
     <>
       <PageHeader
