@@ -1,4 +1,5 @@
 import { formatEther } from "viem";
+import { ActionButton } from "@/components/action-button";
 import { Badge } from "@/components/badge";
 import { CodeBlock, Mono } from "@/components/code";
 import { ActionForm, SubmitButton } from "@/components/form";
@@ -8,6 +9,7 @@ import { Time } from "@/components/time";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { chainLabel, chainOptions } from "@/lib/dashboard/chains";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
+import { readMonitorNow } from "@/lib/dashboard/events";
 import { apiBase, exampleKey } from "@/lib/dashboard/examples";
 import { readOperation } from "@/lib/dashboard/operations";
 import { deletedParams, pageParams } from "@/lib/dashboard/paging";
@@ -19,7 +21,6 @@ import { listEvents } from "@/lib/events/operations";
 import type { EventResponse } from "@/lib/events/schema";
 import { watchedObjects } from "@/lib/events/service";
 import { CreateEventForm } from "./create-event-form";
-import { ReadNow } from "./read-now";
 
 export const metadata = { title: "Events" };
 
@@ -145,7 +146,8 @@ export default async function EventsPage({ params, searchParams }: { params: Sco
                 cell: (e) =>
                   e.deleted ? null : (
                     <div className="flex items-start gap-2">
-                      {e.monitor && <ReadNow projectId={scope.project.id} mode={scope.mode} id={e.id} />}
+                      {/* Reads the monitor's value now instead of waiting for its next scheduled check. */}
+                      {e.monitor && <ActionButton action={readMonitorNow.bind(null, scope.project.id, scope.mode, e.id)} label="Read now" pendingLabel="Reading…" refresh messageClassName="max-w-xs text-xs" />}
                       <ActionForm action={submitOperation.bind(null, { ...target, operationId: "deleteEvent", params: { id: e.id } })}>
                         <SubmitButton variant="danger" confirm={`Delete "${e.name}"? Its monitor stops.`}>
                           Delete

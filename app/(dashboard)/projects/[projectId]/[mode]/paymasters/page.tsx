@@ -1,5 +1,6 @@
 import { Badge } from "@/components/badge";
 import { CodeBlock, Mono } from "@/components/code";
+import { ActionButton } from "@/components/action-button";
 import { ActionForm, SubmitButton, TextArea, TextInput } from "@/components/form";
 import { Card, EmptyState, PageHeader } from "@/components/page";
 import { DeletedToggle, Pagination, pageHref, Table } from "@/components/table";
@@ -9,11 +10,11 @@ import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { apiBase } from "@/lib/dashboard/examples";
 import { readOperation } from "@/lib/dashboard/operations";
 import { deletedParams, pageParams } from "@/lib/dashboard/paging";
+import { checkPaymaster } from "@/lib/dashboard/paymaster-check";
 import { getDb } from "@/lib/db/client";
 import { listPaymasters } from "@/lib/paymasters/operations";
 import { activeKeys } from "@/lib/projects/service";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { CheckPaymaster } from "./check-button";
 
 export const metadata = { title: "Paymasters" };
 
@@ -80,7 +81,10 @@ export default async function PaymastersPage({ params, searchParams }: { params:
                 cell: (p) =>
                   p.deleted ? null : (
                     <div className="flex flex-wrap items-start gap-2">
-                      {p.url && <CheckPaymaster projectId={scope.project.id} mode={scope.mode} id={p.id} />}
+                      {/* Asks the paymaster's service which EntryPoints it serves (pm_supportedEntryPoints), through the outbound rule. */}
+                      {p.url && (
+                        <ActionButton action={checkPaymaster.bind(null, scope.project.id, scope.mode, p.id)} label="Check" pendingLabel="Checking…" className="flex w-48 flex-col items-start gap-1 whitespace-normal" />
+                      )}
                       <ActionForm action={remove(p.id)}>
                         <SubmitButton variant="danger" confirm={`Delete paymaster ${p.name ?? p.id}?`}>
                           Delete

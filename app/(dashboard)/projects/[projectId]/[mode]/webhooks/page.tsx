@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { ActionButton } from "@/components/action-button";
 import { Badge } from "@/components/badge";
 import { ActionForm, SubmitButton } from "@/components/form";
 import { Card, EmptyState, PageHeader } from "@/components/page";
@@ -6,13 +7,12 @@ import { Pagination, pageHref, Table } from "@/components/table";
 import { Time } from "@/components/time";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
-import { saveWebhookAction } from "@/lib/dashboard/webhooks";
+import { saveWebhookAction, sendTestEventAction } from "@/lib/dashboard/webhooks";
 import { pageParams } from "@/lib/dashboard/paging";
 import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
 import { INTENT_TOPICS } from "@/lib/deliveries/topics";
 import { listDeliveries, webhookOf } from "@/lib/webhooks/service";
-import { SendTestEvent } from "./test-event";
 import { WebhookEndpoint } from "./webhook-secret";
 
 export const metadata = { title: "Webhooks" };
@@ -46,7 +46,7 @@ export default async function WebhooksPage({ params, searchParams }: { params: S
       />
       <Card title={`${scope.mode === "test" ? "Test" : "Live"} endpoint`}>
         <WebhookEndpoint save={save} url={url} projectId={scope.project.id} mode={scope.mode}>
-          <SendTestEvent projectId={scope.project.id} mode={scope.mode} />
+          <ActionButton action={sendTestEventAction.bind(null, scope.project.id, scope.mode)} label="Send test event" pendingLabel="Sending…" refresh className="flex flex-wrap items-center gap-3" />
           <ActionForm action={remove} className="ml-auto">
             <SubmitButton variant="secondary" confirm="Stop sending events to this endpoint?">
               Remove endpoint
