@@ -1,4 +1,4 @@
-import { and, eq, ilike, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, ilike, inArray, sql, type SQL } from "drizzle-orm";
 import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
@@ -81,4 +81,32 @@ export async function activeContractOn(db: Queryable, ctx: ProjectContext, id: s
     });
   }
   return contract;
+}
+
+/**
+ * The project's live registrations at each of `addresses` on the chain, keyed by lower-case address, oldest first
+ * (one address may be registered several times, under other names or ABIs).
+ */
+export async function registeredContractsAt(db: Queryable, ctx: ProjectContext, chainId: number, addresses: Iterable<string>): Promise<Map<string, ContractRow[]>> {
+  const wanted = [...new Set([...addresses].map((a) => a.toLowerCase()))];
+  const by = new Map<string, ContractRow[]>();
+  if (wanted.length === 0) return by;
+  const rows = await db
+    .select()
+    .from(contracts)
+    .where(
+      and(
+        eq(contracts.projectId, ctx.projectId),
+        eq(contracts.livemode, ctx.livemode),
+        eq(contracts.chainId, chainId),
+        eq(contracts.deleted, false),
+        inArray(sql<string>`lower(${contracts.address})`, wanted),
+      ),
+    )
+    .orderBy(asc(contracts.createdAt), asc(contracts.id));
+  for (const row of rows) {
+    const key = row.address.toLowerCase();
+    by.set(key, [...(by.get(key) ?? []), row]);
+  }
+  return by;
 }

@@ -1,13 +1,14 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { encodeFunctionData, erc20Abi, getAddress, isAddressEqual, type Abi, type Address } from "viem";
 import { getAccount, type AccountRow } from "@/lib/accounts/service";
+import { registeredContractsAt } from "@/lib/contracts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import { encodeAccountCalls, estimateUserOperation, type AccountCall } from "@/lib/chain/userop";
 import type { Queryable } from "@/lib/db/client";
-import { accounts, contracts } from "@/lib/db/schema";
+import { accounts } from "@/lib/db/schema";
 import { badRequest, referenced } from "@/lib/http/errors";
 import { getPlayer } from "@/lib/players/service";
 import type { RuledCall } from "@/lib/policies/evaluate";
@@ -75,18 +76,6 @@ async function accountFrom(db: Queryable, ctx: ProjectContext, chainId: number, 
     });
   }
   return account;
-}
-
-/** The project's registered contract at each address (the oldest live one), for policy rules and interactions. */
-async function registeredAt(db: Queryable, ctx: ProjectContext, chainId: number, addresses: Address[]): Promise<Map<string, string>> {
-  const rows = await db
-    .select({ id: contracts.id, address: contracts.address })
-    .from(contracts)
-    .where(and(eq(contracts.projectId, ctx.projectId), eq(contracts.livemode, ctx.livemode), eq(contracts.chainId, chainId), eq(contracts.deleted, false), inArray(contracts.address, addresses)))
-    .orderBy(asc(contracts.createdAt));
-  const by = new Map<string, string>();
-  for (const row of rows) if (!by.has(row.address.toLowerCase())) by.set(row.address.toLowerCase(), row.id);
-  return by;
 }
 
 const nativeToken = (chain: ChainConfig, weth: Address): SwapToken => ({ ...chain.nativeCurrency, address: weth, native: true });
@@ -209,8 +198,9 @@ async function swapCalls(
   exchange: ChainExchange,
   s: { account: Address; tokenIn: SwapToken; tokenOut: SwapToken; route: Route; exactInput: boolean; minOut: bigint; maxIn: bigint; deadline: bigint; fee: { recipient: Address; amount: bigint } | null },
 ): Promise<SwapPlan["calls"]> {
-  const registered = await registeredAt(db, ctx, chain.chainId, [exchange.router, s.tokenIn.address]);
-  const contractOf = (address: Address) => registered.get(address.toLowerCase()) ?? null;
+  const registered = await registeredContractsAt(db, ctx, chain.chainId, [exchange.router, s.tokenIn.address]);
+  // The oldest live registration at the address names the call, for policy rules and the interaction.
+  const contractOf = (address: Address) => registered.get(address.toLowerCase())?.[0]?.id ?? null;
   const call = (to: Address, value: bigint, functionName: string, args: readonly unknown[], abi: Abi, ruled: boolean) => {
     const data = encodeFunctionData({ abi, functionName, args } as never);
     const contractId = contractOf(to);

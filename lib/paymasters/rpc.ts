@@ -1,4 +1,3 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
 import { decodeFunctionData, getAddress, isAddressEqual, type Abi, type Address, type Hex } from "viem";
 import { z } from "zod";
 import { smartAccountAbi } from "@/contracts/artifacts";
@@ -7,7 +6,7 @@ import { publicClient } from "@/lib/chain/clients";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import { requiredPrefund, signPaymasterAndData, sponsorshipWindow, stubPaymasterAndData, type UserOp } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
-import { contracts } from "@/lib/db/schema";
+import { registeredContractsAt } from "@/lib/contracts/service";
 import { ApiError } from "@/lib/http/errors";
 import { evaluateSponsorship, type RuledCall } from "@/lib/policies/evaluate";
 import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
@@ -93,22 +92,11 @@ export async function ruledCalls(db: Db, ctx: ProjectContext, chainId: number, o
   } catch {
     throw invalid("The operation's callData is not an execute or executeBatch call of this service's smart accounts, so the policy's rules cannot be checked against it.");
   }
-  const addresses = [...new Set(calls.map((c) => c.to.toLowerCase()))];
-  const registered = await db
-    .select()
-    .from(contracts)
-    .where(
-      and(
-        eq(contracts.projectId, ctx.projectId),
-        eq(contracts.livemode, ctx.livemode),
-        eq(contracts.chainId, chainId),
-        eq(contracts.deleted, false),
-        inArray(sql`lower(${contracts.address})`, addresses),
-      ),
-    );
+  const registered = await registeredContractsAt(db, ctx, chainId, calls.map((c) => c.to));
   return calls.map(({ to, data }) => {
     if (isAddressEqual(to, op.sender)) return { contractId: null, to, functionName: null, self: true };
-    for (const contract of registered.filter((c) => isAddressEqual(c.address as Address, to))) {
+    const here = registered.get(to.toLowerCase()) ?? [];
+    for (const contract of here) {
       try {
         const { functionName } = decodeFunctionData({ abi: contract.abi as Abi, data });
         return { contractId: contract.id, to, functionName, self: false };
@@ -116,7 +104,7 @@ export async function ruledCalls(db: Db, ctx: ProjectContext, chainId: number, o
         // not this registration's ABI
       }
     }
-    return { contractId: registered.find((c) => isAddressEqual(c.address as Address, to))?.id ?? null, to, functionName: null, self: false };
+    return { contractId: here[0]?.id ?? null, to, functionName: null, self: false };
   });
 }
 

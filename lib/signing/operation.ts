@@ -1,8 +1,9 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { decodeFunctionData, erc20Abi, isAddressEqual, type Address, type Hex } from "viem";
 import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
+import { registeredContractsAt } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { contracts, developerAccounts } from "@/lib/db/schema";
 import type { IntentRow } from "@/lib/intents/service";
@@ -25,28 +26,10 @@ function erc20Parties(call: RawCall): Address[] | null {
   return null;
 }
 
+/** The project's registrations at the addresses, as the decoder knows contracts. */
 async function registeredAt(db: Queryable, ctx: ProjectContext, chainId: number, addresses: string[]): Promise<Map<string, KnownContract[]>> {
-  const by = new Map<string, KnownContract[]>();
-  if (addresses.length === 0) return by;
-  const rows = await db
-    .select({ id: contracts.id, name: contracts.name, address: contracts.address, abi: contracts.abi })
-    .from(contracts)
-    .where(
-      and(
-        eq(contracts.projectId, ctx.projectId),
-        eq(contracts.livemode, ctx.livemode),
-        eq(contracts.chainId, chainId),
-        eq(contracts.deleted, false),
-        inArray(sql<string>`lower(${contracts.address})`, addresses),
-      ),
-    )
-    .orderBy(asc(contracts.createdAt), asc(contracts.id));
-  for (const row of rows) {
-    const list = by.get(row.address.toLowerCase()) ?? [];
-    list.push({ id: row.id, name: row.name ?? row.id, abi: row.abi });
-    by.set(row.address.toLowerCase(), list);
-  }
-  return by;
+  const rows = await registeredContractsAt(db, ctx, chainId, addresses);
+  return new Map([...rows].map(([address, list]) => [address, list.map((row) => ({ id: row.id, name: row.name ?? row.id, abi: row.abi }))]));
 }
 
 /** Which of `addresses` are the project's developer accounts (the token collector among them), deleted ones included. */
