@@ -95,7 +95,8 @@ describe("a trigger whose receiver keeps failing", () => {
     const firstFailure = (await attemptsOf(first.messageId, triggerId))[0]!.createdAt.getTime();
     answers["/b"] = 200;
     await eventually("delivered on a retry", async () => (await attemptsOf(first.messageId, triggerId)).some((a) => a.status === "success"));
-    expect((await triggerRow(triggerId)).failingSince).toBeNull();
+    // The success's attempt row is written before the trigger's health: wait for the latter.
+    await eventually("the run of failures ended", async () => (await triggerRow(triggerId)).failingSince === null);
 
     // Failing again, more than the disable period after the first failure: a new run, counted from now.
     answers["/b"] = 500;
@@ -133,6 +134,10 @@ describe("a trigger whose receiver keeps failing", () => {
     expect(row.failingSince).not.toBeNull();
     answers["/c"] = 200;
     await eventually("delivered on a retry", async () => (await attemptsOf(next.messageId, triggerId)).some((a) => a.status === "success"));
-    expect(await triggerRow(triggerId)).toMatchObject({ disabledAt: null, failingSince: null });
+    const healthy = await eventually("the run of failures ended", async () => {
+      const r = await triggerRow(triggerId);
+      return r.failingSince === null && r;
+    });
+    expect(healthy.disabledAt).toBeNull();
   }, 60_000);
 });
