@@ -5,6 +5,7 @@ import { startAnvil } from "@/lib/chain/anvil";
 import { prepareChain } from "@/lib/chain/contracts";
 import { findChain } from "@/lib/chain/registry";
 import { createFreshDatabase } from "./fresh-database";
+import { migratedTemplate } from "./pglite-template";
 
 /**
  * Without DATABASE_URL every test process gets an in-memory PGlite. With it, the run gets a
@@ -17,6 +18,7 @@ export default async function setup() {
   process.env.DATA_DIR = dataDir;
   process.env.PGLITE_DATA_DIR = "memory://";
   let dropDatabase = async () => {};
+  if (!process.env.DATABASE_URL) process.env.PGLITE_TEMPLATE = await migratedTemplate(dataDir);
   if (process.env.DATABASE_URL) {
     const database = await createFreshDatabase(process.env.DATABASE_URL, "test");
     process.env.DATABASE_URL = database.url;
