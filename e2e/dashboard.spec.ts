@@ -231,16 +231,18 @@ test("transaction intents: a sponsored intent sent through the API turns success
 
 test("transaction intents: send one from the dashboard and watch its page turn successful", async () => {
   await openSection("Transaction intents");
-  await page.getByLabel("Player").fill(state.playerId);
-  await page.getByLabel("Sponsored by").selectOption({ label: "Free mints" });
-  await page.getByLabel("Contract", { exact: true }).selectOption({ label: "Game token" });
-  await page.getByLabel("Function", { exact: true }).selectOption({ label: "mint(address to, uint256 amount)" });
-  await page.getByLabel("to (address)").fill(state.accountAddress);
-  await page.getByLabel("amount (uint256)").fill("not a number");
-  await page.getByRole("button", { name: "Send transaction" }).click();
+  // The page also has the swap form (its own player and policy fields).
+  const form = page.locator("form", { has: page.getByRole("button", { name: "Send transaction" }) });
+  await form.getByLabel("Player").fill(state.playerId);
+  await form.getByLabel("Sponsored by").selectOption({ label: "Free mints" });
+  await form.getByLabel("Contract", { exact: true }).selectOption({ label: "Game token" });
+  await form.getByLabel("Function", { exact: true }).selectOption({ label: "mint(address to, uint256 amount)" });
+  await form.getByLabel("to (address)").fill(state.accountAddress);
+  await form.getByLabel("amount (uint256)").fill("not a number");
+  await form.getByRole("button", { name: "Send transaction" }).click();
   await expect(pageAlert(page)).toContainText("Invalid arguments for mint: amount:");
-  await page.getByLabel("amount (uint256)").fill("5");
-  await page.getByRole("button", { name: "Send transaction" }).click();
+  await form.getByLabel("amount (uint256)").fill("5");
+  await form.getByRole("button", { name: "Send transaction" }).click();
   await page.waitForURL(/\/intents\/tin_/);
   await expect(page.getByTestId("intent-status")).toHaveText(/successful/, { timeout: 60_000 });
   // The page around the status re-rendered when it changed: the transaction and its event.
