@@ -5,6 +5,8 @@ import { prepareChains } from "@/lib/chain/prepare";
 import { stopLocalChains } from "@/lib/chain/local";
 import { closeDb, getDbHandle } from "@/lib/db/client";
 import { ensureRunner } from "@/inngest/send";
+import { fanOutStragglers } from "@/lib/deliveries/publish";
+import { redact } from "@/lib/redact";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
 import { createdProjectLines } from "@/lib/projects/banner";
 import { claimUrl } from "@/lib/projects/claims";
@@ -26,6 +28,9 @@ async function start() {
   const [result, chainLines] = await Promise.all([ensureDefaultProject(db), prepareChains()]);
   // Resumes any run a previous process left unfinished (the relay of intents, among others).
   const runner = await ensureRunner();
+  // Events a killed predecessor published but never fanned out: at once, not at the minute sweep's 30 s bound
+  // (fanning one out twice re-sends the same event ids, which the runner ignores).
+  fanOutStragglers(db, 0).catch((err) => console.error(`Fanning out unsent events at start failed: ${redact((err as Error).message)}`));
   const shown = (file: string) => path.relative(process.cwd(), path.join(dataDir(), file)) || ".";
   const lines = [``, `  Smart-account wallet service — API at ${base}/v1 (OpenAPI: ${base}/v1/openapi.json)`];
   lines.push(`  Database: ${embedded ? `embedded PGlite in ${shown("pglite")}` : "PostgreSQL (DATABASE_URL)"}`);
