@@ -5,7 +5,7 @@ import { encodeFunctionData, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { toEntryPointOp } from "@/lib/chain/userop";
-import { deserializeUserOp } from "@/lib/intents/service";
+import { deserializeUserOp } from "@/lib/intents/userop-json";
 import { clientOf, entryPointHistory, fundedWallet, mined } from "./chain";
 import { startServer, type RunningServer } from "./server";
 

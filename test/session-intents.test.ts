@@ -9,7 +9,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { describeRevert, revertDataOf, toEntryPointOp } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
-import { deserializeUserOp } from "@/lib/intents/service";
+import { deserializeUserOp } from "@/lib/intents/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
 import { clientOf } from "./chain";

@@ -3,7 +3,7 @@ import Openfort from "@openfort/openfort-node";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enqueue, executorAddresses } from "@/lib/chain/relayer";
-import { deserializeUserOp } from "@/lib/intents/service";
+import { deserializeUserOp } from "@/lib/intents/userop-json";
 import { call, newProject } from "@/test/api";
 import { chainOf, clientOf, userOperationEvents } from "@/test/chain";
 import { eventually, intentRow, receiver, runInProcessOnly, sponsoredDeposits } from "@/test/relay-fixtures";

@@ -12,7 +12,8 @@ import { badRequest } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import type { ProjectContext } from "@/lib/projects/service";
 import { liveDeployer } from "./deployer";
-import { loadPolicy, playerSender, recordIntent, type IntentPlan, type IntentRow, type IntentSender } from "./service";
+import { playerSender, type IntentSender } from "./sender";
+import { loadPolicy, recordIntent, type IntentPlan, type IntentRow } from "./service";
 import { publishIntentEventAfterCommit } from "@/lib/deliveries/publish";
 
 /**

@@ -12,7 +12,9 @@ import { getDeveloperAccount } from "@/lib/developer-accounts/service";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { sponsorOf } from "@/lib/paymasters/sponsor";
 import { getPolicy } from "@/lib/policies/service";
-import { deserializeUserOp, developerSender, playerSender, serializeUserOp, type IntentRow, type IntentSender } from "./service";
+import { developerSender, playerSender, type IntentSender } from "./sender";
+import type { IntentRow } from "./service";
+import { deserializeUserOp, serializeUserOp } from "./userop-json";
 
 /**
  * The intent's sender with the key the service signs its op with again: the service's guardian key for an op the

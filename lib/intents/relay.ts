@@ -11,7 +11,9 @@ import { accounts, transactionIntents } from "@/lib/db/schema";
 import { ApiError } from "@/lib/http/errors";
 import { DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
 import { signingSender, rebuildIntent, type RebuildOptions } from "./rebuild";
-import { deserializeUserOp, type IntentRow, type IntentSender } from "./service";
+import type { IntentSender } from "./sender";
+import type { IntentRow } from "./service";
+import { deserializeUserOp } from "./userop-json";
 
 const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
 

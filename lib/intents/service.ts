@@ -1,10 +1,9 @@
+// Transaction intents: creating one (building, sponsoring and signing its userOperation), recording it, reading them.
 import crypto from "node:crypto";
 import { and, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
-import { encodeFunctionData, getAddress, isAddressEqual, toHex, type Abi, type Address, type Hex } from "viem";
-import type { PrivateKeyAccount } from "viem/accounts";
-import { createAccount, getAccount, type AccountRow } from "@/lib/accounts/service";
-import { tokenBoundSigner } from "@/lib/accounts/token-bound";
-import { deploymentOf, type DeployableAccount } from "@/lib/chain/accounts";
+import { toHex, type Address, type Hex } from "viem";
+import { getAccount } from "@/lib/accounts/service";
+import { deploymentOf } from "@/lib/chain/accounts";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { publicClient } from "@/lib/chain/clients";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
@@ -19,25 +18,23 @@ import {
   type AccountCall,
   type UserOp,
 } from "@/lib/chain/userop";
-import { coerceArguments, resolveIdArguments, selectFunction } from "@/lib/contracts/arguments";
-import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable, Tx } from "@/lib/db/client";
-import { accounts, transactionIntents } from "@/lib/db/schema";
-import { ApiError, badRequest, notFound, referenced } from "@/lib/http/errors";
+import { transactionIntents } from "@/lib/db/schema";
+import { badRequest, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
-import { developerSigner, getDeveloperAccount, type DeveloperAccountRow } from "@/lib/developer-accounts/service";
-import { findOwnerKey, ownerSigner } from "@/lib/keys/custodial";
-import { createPlayer, getPlayer } from "@/lib/players/service";
 import { evaluateSponsorship, type RuledCall } from "@/lib/policies/evaluate";
 import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
 import { getPolicy, type PolicyRow } from "@/lib/policies/service";
 import { planTokenCharge, transferCall } from "@/lib/policies/tokens";
 import type { ProjectContext } from "@/lib/projects/service";
-import type { CreateIntentInput, InteractionInput, ListIntentsInput } from "./schema";
+import type { CreateIntentInput, ListIntentsInput } from "./schema";
 import { claimDeployment, DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
+import { resolveInteraction } from "./interactions";
+import { playerSender, resolveSender, type IntentSender } from "./sender";
 import { serializeIntent } from "./serializer";
 import { sessionSigning } from "./session-keys";
+import { serializeUserOp } from "./userop-json";
 import { currentRequestId } from "@/lib/http/request-context";
 import { sponsorOf } from "@/lib/paymasters/sponsor";
 
@@ -48,176 +45,8 @@ export { SPONSORSHIP_SECONDS } from "@/lib/paymasters/sponsor";
 export const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
   and(eq(transactionIntents.projectId, ctx.projectId), eq(transactionIntents.livemode, ctx.livemode), ...conditions);
 
-/**
- * Who sends an intent's operation: a player's account (acc_) or a custodial developer account
- * (dac_). `signer` is the owner key the service holds, or null when the owner signs (sign_with_wallet).
- */
-export interface IntentSender extends DeployableAccount {
-  id: string;
-  chainId: number;
-  playerId: string | null;
-  address: Address;
-  ownerAddress: Address;
-  salt: Hex;
-  deployed: boolean;
-  signer: PrivateKeyAccount | null;
-}
-
-export async function playerSender(db: Queryable, account: AccountRow): Promise<IntentSender> {
-  // Token-bound: the service signs only while the token's holder is the player's key (control follows the token).
-  const ownerKey =
-    account.accountType === "ERC6551V1" ? await tokenBoundSigner(db, account) : account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
-  return {
-    id: account.id,
-    projectId: account.projectId,
-    accountType: account.accountType,
-    chainId: account.chainId,
-    playerId: account.playerId,
-    address: account.address as Address,
-    ownerAddress: account.ownerAddress as Address,
-    salt: account.salt as Hex,
-    deployed: account.deployed,
-    defaultGuardian: account.defaultGuardian,
-    tokenContract: account.tokenContract,
-    tokenId: account.tokenId,
-    signer: ownerKey ? ownerSigner(ownerKey) : null,
-  };
-}
-
-/** A custodial developer account as the sender on a chain (deployed with its first operation there). */
-export function developerSender(account: DeveloperAccountRow, chainId: number, param = "account"): IntentSender {
-  if (account.deleted || !account.custodial) {
-    const why = account.deleted ? "is deleted" : "is an external wallet: only custodial developer accounts send transaction intents";
-    throw badRequest(`Developer account ${account.id} ${why}.`, { [param]: { value: account.id, message: why } });
-  }
-  return {
-    id: account.id,
-    projectId: account.projectId,
-    accountType: "UpgradeableV5",
-    chainId,
-    playerId: null,
-    address: account.address as Address,
-    ownerAddress: account.ownerAddress as Address,
-    salt: account.salt as Hex,
-    deployed: false,
-    defaultGuardian: false,
-    tokenContract: null,
-    tokenId: null,
-    signer: developerSigner(account),
-  };
-}
-
-/** The intent's sender: the account named, or the player's account on the chain (created when missing). */
-async function resolveSender(db: Queryable, ctx: ProjectContext, input: CreateIntentInput): Promise<IntentSender> {
-  if (input.account?.startsWith("dac_")) {
-    if (input.player || input.externalOwnerAddress) {
-      throw badRequest("A developer account's intent has no player: omit player and externalOwnerAddress.", {
-        [input.player ? "player" : "externalOwnerAddress"]: { message: "not with a developer account" },
-      });
-    }
-    return developerSender(await referenced(getDeveloperAccount(db, ctx, input.account), "account", input.account), input.chainId);
-  }
-  return playerSender(db, await resolveAccount(db, ctx, input));
-}
-
-/** The account named, or the player's on the chain (created when missing, owned by externalOwnerAddress when given). */
-export async function resolveAccount(
-  db: Queryable,
-  ctx: ProjectContext,
-  input: Pick<CreateIntentInput, "account" | "player" | "chainId" | "externalOwnerAddress">,
-): Promise<AccountRow> {
-  if (input.account) {
-    const account = await referenced(getAccount(db, ctx, input.account), "account", input.account);
-    if (account.chainId !== input.chainId) {
-      throw badRequest(`Account ${account.id} is on chain ${account.chainId}, not ${input.chainId}.`, { account: { value: account.id, message: `on chain ${account.chainId}` } });
-    }
-    if (input.player && input.player !== account.playerId) {
-      throw badRequest(`Account ${account.id} belongs to player ${account.playerId}, not ${input.player}.`, { player: { value: input.player, message: "not the account's player" } });
-    }
-    return account;
-  }
-  const player = input.player ? await referenced(getPlayer(db, ctx, input.player), "player", input.player) : await createPlayer(db, ctx, {});
-  const [existing] = await db.select().from(accounts).where(and(eq(accounts.playerId, player.id), eq(accounts.chainId, input.chainId)));
-  if (existing) {
-    if (input.externalOwnerAddress && !isAddressEqual(existing.ownerAddress as Address, input.externalOwnerAddress)) {
-      throw badRequest(`Player ${player.id} already has account ${existing.id} on chain ${input.chainId}, owned by ${existing.ownerAddress}.`, {
-        externalOwnerAddress: { value: input.externalOwnerAddress, message: "differs from the existing account's owner" },
-      });
-    }
-    return existing;
-  }
-  try {
-    return await createAccount(db, ctx, { chainId: input.chainId, player: player.id, externalOwnerAddress: input.externalOwnerAddress });
-  } catch (err) {
-    // A concurrent intent created it first.
-    if (!(err instanceof ApiError && err.status === 409)) throw err;
-    const [raced] = await db.select().from(accounts).where(and(eq(accounts.playerId, player.id), eq(accounts.chainId, input.chainId)));
-    return raced!;
-  }
-}
-
-interface ResolvedCall extends AccountCall {
-  ruled: RuledCall;
-}
-
-async function resolveInteraction(db: Queryable, ctx: ProjectContext, account: IntentSender, item: InteractionInput, i: number): Promise<ResolvedCall> {
-  const at = (field: string) => `interactions[${i}][${field}]`;
-  const value = BigInt(item.value ?? "0");
-  if (item.contract !== undefined) {
-    if (item.to !== undefined || item.data !== undefined) {
-      throw badRequest("An interaction names either a contract (with functionName) or a raw to/data, not both.", { [at("to")]: { message: "not with contract" } });
-    }
-    const contract = await activeContractOn(db, ctx, item.contract, account.chainId, at("contract"));
-    if (item.functionName === undefined) throw badRequest(`${at("functionName")} is required with a contract.`, { [at("functionName")]: { message: "required" } });
-    const rawArgs = item.functionArgs ?? [];
-    const fn = selectFunction(contract.abi, item.functionName, rawArgs.length, at("functionName"));
-    // String arguments may be pla_/acc_/con_ ids; JSON values (numbers, arrays, objects) are taken as they are.
-    const resolved = await resolveIdArguments(db, ctx, account.chainId, rawArgs.map((a) => (typeof a === "string" ? a : "")), at("functionArgs"));
-    const args = coerceArguments(fn, rawArgs.map((a, k) => (typeof a === "string" ? resolved[k] : a)), at("functionArgs"));
-    const data = encodeFunctionData({ abi: [fn] as Abi, functionName: fn.name, args });
-    const to = getAddress(contract.address);
-    return { to, value, data, ruled: { contractId: contract.id, to, functionName: fn.name, self: isAddressEqual(to, account.address) } };
-  }
-  if (item.to === undefined) {
-    throw badRequest("An interaction needs a contract (con_...) with functionName, or a raw to address.", { [at("contract")]: { message: "required unless to is given" } });
-  }
-  if (item.functionName !== undefined || item.functionArgs !== undefined) {
-    throw badRequest("functionName and functionArgs need a registered contract; with a raw to, send data.", { [at("functionName")]: { message: "needs contract" } });
-  }
-  const to = item.to as Address;
-  return { to, value, data: (item.data ?? "0x") as Hex, ruled: { contractId: null, to, functionName: null, self: isAddressEqual(to, account.address) } };
-}
-
 /** A random 2D nonce key: concurrent intents of one account never wait for or collide with each other. */
 const freshNonceKey = () => BigInt(toHex(crypto.randomBytes(24)));
-
-export const serializeUserOp = (op: UserOp): Record<string, string> => ({
-  sender: op.sender,
-  nonce: toHex(op.nonce),
-  initCode: op.initCode ?? "0x",
-  callData: op.callData,
-  callGasLimit: toHex(op.callGasLimit),
-  verificationGasLimit: toHex(op.verificationGasLimit),
-  preVerificationGas: toHex(op.preVerificationGas),
-  maxFeePerGas: toHex(op.maxFeePerGas),
-  maxPriorityFeePerGas: toHex(op.maxPriorityFeePerGas),
-  paymasterAndData: op.paymasterAndData ?? "0x",
-  signature: op.signature,
-});
-
-export const deserializeUserOp = (op: Record<string, string>): UserOp => ({
-  sender: op.sender as Address,
-  nonce: BigInt(op.nonce!),
-  initCode: op.initCode as Hex,
-  callData: op.callData as Hex,
-  callGasLimit: BigInt(op.callGasLimit!),
-  verificationGasLimit: BigInt(op.verificationGasLimit!),
-  preVerificationGas: BigInt(op.preVerificationGas!),
-  maxFeePerGas: BigInt(op.maxFeePerGas!),
-  maxPriorityFeePerGas: BigInt(op.maxPriorityFeePerGas!),
-  paymasterAndData: op.paymasterAndData as Hex,
-  signature: op.signature as Hex,
-});
 
 export async function loadPolicy(db: Queryable, ctx: ProjectContext, id: string | undefined): Promise<Sponsor | null> {
   if (id === undefined) return null;

@@ -9,7 +9,8 @@ import type { Queryable } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { ApiError, badRequest } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
-import { deserializeUserOp, getIntent, type IntentRow } from "./service";
+import { getIntent, type IntentRow } from "./service";
+import { deserializeUserOp } from "./userop-json";
 import { lockSessionKey } from "@/lib/sessions/chain";
 import { sessionKeyRefusal, sessionOfKey } from "./session-keys";
 

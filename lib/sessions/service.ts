@@ -11,7 +11,8 @@ import { ApiError, badRequest, conflict, notFound, referenced } from "@/lib/http
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { selfIntent } from "@/lib/intents/account-actions";
-import { resolveAccount, type IntentRow } from "@/lib/intents/service";
+import { resolveAccount } from "@/lib/intents/sender";
+import type { IntentRow } from "@/lib/intents/service";
 import { submitSignature } from "@/lib/intents/signature";
 import { getPlayer } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
