@@ -7,19 +7,16 @@ import { startAlto, type AltoBundler } from "@/test/alto";
 import { chainOf, clientOf } from "@/test/chain";
 import { serviceDeployment } from "./contracts";
 import type { ChainConfig } from "./registry";
+import { enqueue, findUserOperationReceipt, UserOperationReceiptTimeoutError, type RelayResult } from "./relayer";
 import {
   configureRelayer,
-  enqueue,
   executorAddresses,
-  findUserOperationReceipt,
   relayerEvents,
   relayerStatus,
   resetRelayer,
   submitUserOperations,
-  UserOperationReceiptTimeoutError,
   waitForUserOperationReceipt,
-  type RelayResult,
-} from "./relayer";
+} from "./relayer/testing";
 import { freshAccount, signedOp, type TestAccount } from "./testing";
 import { encodeAccountCalls, UserOperationRejectedError, userOperationHash } from "./userop";
 

@@ -4,7 +4,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { accountFactoryAbi, entryPointAbi, smartAccountAbi, verifyingPaymasterAbi } from "@/contracts/artifacts";
 import { chainOf, clientOf } from "@/test/chain";
 import { serviceDeployment } from "./contracts";
-import { configureRelayer, enqueue } from "./relayer";
+import { enqueue } from "./relayer";
+import { configureRelayer } from "./relayer/testing";
 import { freshAccount, setBalance, signedOp } from "./testing";
 import {
   buildUserOperation,

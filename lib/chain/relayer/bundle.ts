@@ -1,0 +1,289 @@
+// Bundles: ops ordered and screened by simulating handleOps, then sent as one handleOps transaction and awaited
+// (split when too large, screened and resent when they cannot land); or each op sent through the chain's bundler.
+import { BaseError, decodeErrorResult, encodeFunctionData, RpcRequestError, type Address, type Hex } from "viem";
+import { formatUserOperationRequest } from "viem/account-abstraction";
+import { entryPointAbi } from "@/contracts/artifacts";
+import { redactUrl } from "@/lib/redact";
+import { publicClient } from "@/lib/chain/clients";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import type { ChainConfig } from "@/lib/chain/registry";
+import {
+  chainFees,
+  describeRevert,
+  revertDataOf,
+  toEntryPointOp,
+  UserOperationRejectedError,
+  type UserOp,
+} from "@/lib/chain/userop";
+import { bundlerFor, relayerEvents, relayFor, state } from "./config";
+import { pickExecutor } from "./executors";
+import { findUserOperationReceipt, receiptsFromLogs, waitForUserOperationReceipt } from "./receipts";
+import { NonceTakenError, sendBundle, waitMined } from "./send";
+import type { BundleResult, RelayedUserOperationReceipt, RelayResult } from "./types";
+
+export interface Entry {
+  op: UserOp;
+  hash: Hex;
+}
+
+const deploys = (entry: Entry) => (entry.op.initCode ?? "0x") !== "0x";
+
+/**
+ * Each sender's ops, in the places its ops had, reordered: the deploying one (initCode) first, as the others only
+ * validate once it ran, then by nonce (same key: sequence order).
+ */
+export function orderForBundle(entries: Entry[]): Entry[] {
+  const bySender = new Map<string, Entry[]>();
+  for (const entry of entries) {
+    const sender = entry.op.sender.toLowerCase();
+    bySender.set(sender, [...(bySender.get(sender) ?? []), entry]);
+  }
+  for (const ops of bySender.values()) {
+    ops.sort((a, b) => {
+      if (deploys(a) !== deploys(b)) return deploys(a) ? -1 : 1;
+      return a.op.nonce < b.op.nonce ? -1 : a.op.nonce > b.op.nonce ? 1 : 0;
+    });
+  }
+  const taken = new Map<string, number>();
+  return entries.map((entry) => {
+    const sender = entry.op.sender.toLowerCase();
+    const i = taken.get(sender) ?? 0;
+    taken.set(sender, i + 1);
+    return bySender.get(sender)![i]!;
+  });
+}
+
+const handleOpsData = (entries: Entry[], beneficiary: Address) =>
+  encodeFunctionData({
+    abi: entryPointAbi,
+    functionName: "handleOps",
+    args: [entries.map((e) => toEntryPointOp(e.op)), beneficiary],
+  });
+
+/** The EntryPoint's FailedOp(index, reason) in a reverted call's error, if that is what it is. */
+function failedOpOf(err: unknown): { index: number; reason: string } | null {
+  const data = revertDataOf(err);
+  if (!data) return null;
+  try {
+    const decoded = decodeErrorResult({ abi: entryPointAbi, data });
+    if (decoded.errorName === "FailedOp") return { index: Number(decoded.args[0]), reason: decoded.args[1] };
+  } catch {
+    // not a FailedOp
+  }
+  return null;
+}
+
+/**
+ * Static simulation of handleOps (eth_estimateGas, which also gives the gas): an op failing validation makes the
+ * EntryPoint revert with FailedOp(index, reason); it is dropped with that reason and the rest simulated again.
+ * An op already on chain is reported with its receipt instead.
+ */
+async function screen(chain: ChainConfig, entries: Entry[], beneficiary: Address) {
+  const kept = [...entries];
+  const dropped: { userOpHash: Hex; error: Error }[] = [];
+  const landed: { entry: Entry; receipt: RelayedUserOperationReceipt }[] = [];
+  const { entryPoint } = serviceDeployment();
+  while (kept.length > 0) {
+    try {
+      const estimate = await publicClient(chain).estimateGas({
+        account: beneficiary,
+        to: entryPoint,
+        data: handleOpsData(kept, beneficiary),
+      });
+      return { kept, dropped, landed, gas: (estimate * 12n) / 10n + 20_000n };
+    } catch (err) {
+      const data = revertDataOf(err);
+      const failed = failedOpOf(err);
+      if (!failed || failed.index >= kept.length) {
+        if (data !== undefined && kept.length === 1) {
+          dropped.push({ userOpHash: kept[0]!.hash, error: new UserOperationRejectedError(`handleOps reverted: ${describeRevert(data)}`) });
+          kept.length = 0;
+          break;
+        }
+        throw err;
+      }
+      const [entry] = kept.splice(failed.index, 1) as [Entry];
+      // An op already on chain fails as "nonce used" (AA25), or "already constructed" (AA10) with its initCode.
+      if (/^AA(10|25)/.test(failed.reason)) {
+        const receipt = await findUserOperationReceipt(chain, entry.hash);
+        if (receipt) {
+          landed.push({ entry, receipt });
+          continue;
+        }
+      }
+      const error = new UserOperationRejectedError(failed.reason);
+      dropped.push({ userOpHash: entry.hash, error });
+      relayerEvents().emit("op:dropped", { chainId: chain.chainId, userOpHash: entry.hash, error });
+    }
+  }
+  return { kept, dropped, landed, gas: 0n };
+}
+
+type Dropped = { userOpHash: Hex; error: Error }[];
+/** Every op was left out: the first one's error, and all of them. */
+type NothingSent = { error: Error; dropped: Dropped };
+type Relayed = BundleResult | NothingSent;
+
+/** Several outcomes as one; the first bundle that sent something names the transaction. */
+function combine(parts: Relayed[], alreadyLanded: RelayResult[], dropped: Dropped): Relayed {
+  const included = [...alreadyLanded, ...parts.flatMap((p) => ("included" in p ? p.included : []))];
+  const allDropped = [...dropped, ...parts.flatMap((p) => p.dropped)];
+  const sent = parts.find((p): p is BundleResult => "included" in p);
+  if (sent) return { ...sent, included, dropped: allDropped };
+  const first = included[0];
+  if (first) {
+    return { transactionHash: first.transactionHash, executor: null, blockNumber: first.receipt.blockNumber, gasUsed: 0n, included, dropped: allDropped };
+  }
+  return { error: allDropped[0]!.error, dropped: allDropped };
+}
+
+/** Screens, sends and awaits one bundle; a bundle that cannot land as sent is screened and sent again (3 times). */
+export async function relayBundle(chain: ChainConfig, entries: Entry[], attempt: number): Promise<Relayed> {
+  const fees = await chainFees(chain);
+  // The beneficiary only matters for the simulation's gas; any of our executors will do.
+  const probe = relayFor(chain).executors[0]!.account.address;
+  const screened = await screen(chain, entries, probe);
+  const alreadyLanded = screened.landed.map(({ entry, receipt }) => ({
+    userOpHash: entry.hash,
+    transactionHash: receipt.transactionHash,
+    executor: null,
+    receipt,
+    bundleSize: 0,
+  }));
+  if (screened.kept.length === 0) return combine([], alreadyLanded, screened.dropped);
+  if (screened.gas > state().config.maxBundleGas && screened.kept.length > 1) {
+    const half = Math.ceil(screened.kept.length / 2);
+    const parts = await Promise.all([
+      relayBundle(chain, screened.kept.slice(0, half), attempt),
+      relayBundle(chain, screened.kept.slice(half), attempt),
+    ]);
+    return combine(parts, alreadyLanded, screened.dropped);
+  }
+
+  const executor = await pickExecutor(chain, screened.gas * fees.maxFeePerGas);
+  const events = relayerEvents();
+  try {
+    const call = { data: handleOpsData(screened.kept, executor.account.address), gas: screened.gas };
+    const started = Date.now();
+    const first = await sendBundle(chain, executor, call, fees);
+    events.emit("bundle:sent", {
+      chainId: chain.chainId,
+      executor: executor.account.address,
+      nonce: first.nonce,
+      transactionHash: first.hash,
+      fees,
+      ops: screened.kept.length,
+    });
+    let mined;
+    try {
+      mined = await waitMined(chain, executor, call, first, screened.kept.length);
+    } catch (err) {
+      if (err instanceof NonceTakenError && attempt < 3) {
+        executor.nextNonce = null;
+        return combine([await relayBundle(chain, screened.kept, attempt + 1)], alreadyLanded, screened.dropped);
+      }
+      throw err;
+    }
+    const { receipt } = mined;
+    events.emit("bundle:mined", {
+      chainId: chain.chainId,
+      executor: executor.account.address,
+      nonce: mined.sent.nonce,
+      transactionHash: receipt.transactionHash,
+      ops: screened.kept.length,
+      gasUsed: receipt.gasUsed,
+      ms: Date.now() - started,
+    });
+    // handleOps reverted on chain (state changed since simulation): simulate again and resend what still passes.
+    if (receipt.status !== "success") {
+      if (attempt < 3) return combine([await relayBundle(chain, screened.kept, attempt + 1)], alreadyLanded, screened.dropped);
+      throw new Error(`Bundle ${receipt.transactionHash} reverted on chain`);
+    }
+    const receipts = receiptsFromLogs(receipt.logs, receipt.transactionHash, receipt.blockNumber);
+    const included: RelayResult[] = [...alreadyLanded];
+    const dropped = [...screened.dropped];
+    for (const entry of screened.kept) {
+      const opReceipt = receipts.get(entry.hash);
+      if (opReceipt) {
+        included.push({
+          userOpHash: entry.hash,
+          transactionHash: receipt.transactionHash,
+          executor: executor.account.address,
+          receipt: opReceipt,
+          bundleSize: screened.kept.length,
+        });
+      } else {
+        dropped.push({ userOpHash: entry.hash, error: new Error(`Operation ${entry.hash} is missing from bundle ${receipt.transactionHash}`) });
+      }
+    }
+    return {
+      transactionHash: receipt.transactionHash,
+      executor: executor.account.address,
+      blockNumber: receipt.blockNumber,
+      gasUsed: receipt.gasUsed,
+      included,
+      dropped,
+    };
+  } finally {
+    executor.inflight--;
+  }
+}
+
+/** ERC-7769's codes for an op the bundler refuses (-32500…-32508 validation, signature, stake…; -32521 reverted), and -32602 invalid fields. */
+const refusalCode = (code: number) => code === -32602 || code === -32521 || (code <= -32500 && code >= -32508);
+
+/** Why handleOps would refuse the op: the EntryPoint's "AAxx …" reason, or null if it would take it (or the node did not say). */
+async function handleOpsRefusal(chain: ChainConfig, entry: Entry): Promise<string | null> {
+  const probe = relayFor(chain).executors[0]!.account.address;
+  try {
+    await publicClient(chain).estimateGas({ account: probe, to: serviceDeployment().entryPoint, data: handleOpsData([entry], probe) });
+    return null;
+  } catch (err) {
+    return failedOpOf(err)?.reason ?? null;
+  }
+}
+
+type BundlerAnswer = { sent: true } | { landed: RelayedUserOperationReceipt } | { error: unknown };
+
+/**
+ * What a bundler's error to eth_sendUserOperation means. "Already known": it holds the op (a resubmission after a
+ * restart), so it was sent. An AA code: refused with the EntryPoint's reason, unless it is AA10/AA25 for an op that
+ * already landed, which gets its receipt (as self-bundling does). A refusal without an AA code (alto reports a bad v0.6
+ * signature as -32507 "Invalid UserOperation signature or paymaster signature": AA24 or AA34) gets the EntryPoint's
+ * reason from a handleOps simulation. Anything else (unreachable bundler, a refusal the EntryPoint would not make)
+ * passes through, to be retried.
+ */
+async function bundlerAnswer(chain: ChainConfig, entry: Entry, err: unknown): Promise<BundlerAnswer> {
+  const rpc = err instanceof BaseError ? err.walk((e) => e instanceof RpcRequestError) : null;
+  if (!(rpc instanceof RpcRequestError)) return { error: err };
+  // The bundler's own message: the error's full message also quotes the request, whose hex must not be searched.
+  const message = rpc.details;
+  let reason = /\b(AA\d\d\b.*)/.exec(message)?.[1]?.trim();
+  if (!reason && /already known/i.test(message)) return { sent: true };
+  if (!reason && refusalCode(rpc.code)) reason = (await handleOpsRefusal(chain, entry)) ?? undefined;
+  if (!reason) return { error: err };
+  if (/^AA(10|25)\b/.test(reason)) {
+    const receipt = await findUserOperationReceipt(chain, entry.hash);
+    if (receipt) return { landed: receipt };
+  }
+  return { error: new UserOperationRejectedError(reason) };
+}
+
+export async function relayThroughBundler(chain: ChainConfig, entry: Entry): Promise<RelayResult> {
+  const { entryPoint } = serviceDeployment();
+  const answer = await bundlerFor(chain)
+    .request({ method: "eth_sendUserOperation", params: [formatUserOperationRequest(toEntryPointOp(entry.op)), entryPoint] })
+    .then(
+      (hash): BundlerAnswer => {
+        // A bundler hashing for another chain or EntryPoint would have us wait for a receipt that never comes.
+        if (hash.toLowerCase() !== entry.hash.toLowerCase()) {
+          throw new Error(`The bundler at ${redactUrl(chain.bundlerUrl!)} returned hash ${hash} for user operation ${entry.hash}: is it for chain ${chain.chainId} and EntryPoint ${entryPoint}?`);
+        }
+        return { sent: true };
+      },
+      (err: unknown) => bundlerAnswer(chain, entry, err),
+    );
+  if ("error" in answer) throw answer.error;
+  const receipt = "landed" in answer ? answer.landed : await waitForUserOperationReceipt(chain, entry.hash, { timeoutMs: state().config.mineTimeoutMs });
+  return { userOpHash: entry.hash, transactionHash: receipt.transactionHash, executor: null, receipt, bundleSize: 1 };
+}

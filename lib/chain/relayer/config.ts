@@ -1,0 +1,144 @@
+// The relayer's configuration (RELAY_* environment) and its in-memory state: per chain, the executors, the queue and
+// the bundler client. Internal to lib/chain/relayer: state() and the helpers here are not re-exported from index.ts.
+import { EventEmitter } from "node:events";
+import { http, type Hex, type PrivateKeyAccount } from "viem";
+import { createBundlerClient } from "viem/account-abstraction";
+import { serviceAccount } from "@/lib/keys/service-keys";
+import { viemChain, type ChainConfig } from "@/lib/chain/registry";
+import type { UserOp } from "@/lib/chain/userop";
+import type { RelayResult } from "./types";
+
+export interface RelayerConfig {
+  /** Executor keys per chain: serviceAccount(`executor-${executorOffset + i}`) for i < executors (RELAY_EXECUTORS, 3). */
+  executors: number;
+  /** First executor index (RELAY_EXECUTOR_OFFSET, 0): instances sharing the master key must use disjoint ranges. */
+  executorOffset: number;
+  /** How long the queue gathers ops into one bundle after the first arrives (RELAY_BATCH_WINDOW_MS, 20). */
+  batchWindowMs: number;
+  /** Ops per bundle (RELAY_MAX_BUNDLE, 50); a full queue is sent at once. */
+  maxBundleSize: number;
+  /** Bundles above this gas are split in two (RELAY_MAX_BUNDLE_GAS, 10M). */
+  maxBundleGas: bigint;
+  /** Resubmit with fees +12.5% when a bundle is not mined within this (RELAY_BUMP_AFTER_MS; dev chains 3 s, others 30 s). */
+  bumpAfterMs: number | null;
+  /** Give up waiting for a bundle after this (RELAY_MINE_TIMEOUT_MS, 10 min). */
+  mineTimeoutMs: number;
+  /** Receipt polling interval (RELAY_POLL_MS; dev chains 20 ms, others 1 s). */
+  pollMs: number | null;
+  /** How far back findUserOperationReceipt looks without `fromBlock` (RELAY_RECEIPT_LOOKBACK_BLOCKS, 10000). */
+  receiptLookbackBlocks: bigint;
+}
+
+const envNumber = (name: string, fallback: number) => {
+  const value = Number(process.env[name]);
+  return process.env[name] && Number.isFinite(value) && value >= 0 ? value : fallback;
+};
+
+function configFromEnv(): RelayerConfig {
+  return {
+    executors: Math.max(1, Math.floor(envNumber("RELAY_EXECUTORS", 3))),
+    executorOffset: Math.floor(envNumber("RELAY_EXECUTOR_OFFSET", 0)),
+    batchWindowMs: envNumber("RELAY_BATCH_WINDOW_MS", 20),
+    maxBundleSize: Math.max(1, Math.floor(envNumber("RELAY_MAX_BUNDLE", 50))),
+    maxBundleGas: BigInt(Math.floor(envNumber("RELAY_MAX_BUNDLE_GAS", 10_000_000))),
+    bumpAfterMs: process.env.RELAY_BUMP_AFTER_MS ? envNumber("RELAY_BUMP_AFTER_MS", 30_000) : null,
+    mineTimeoutMs: envNumber("RELAY_MINE_TIMEOUT_MS", 600_000),
+    pollMs: process.env.RELAY_POLL_MS ? envNumber("RELAY_POLL_MS", 1_000) : null,
+    receiptLookbackBlocks: BigInt(Math.floor(envNumber("RELAY_RECEIPT_LOOKBACK_BLOCKS", 10_000))),
+  };
+}
+
+export interface Executor {
+  account: PrivateKeyAccount;
+  /** The next nonce to use, tracked locally; null means "ask the chain (pending)". */
+  nextNonce: bigint | null;
+  /** Serializes nonce assignment and sending. */
+  lock: Promise<void>;
+  /** Bundles sent and not yet mined. */
+  inflight: number;
+}
+
+export interface QueuedOp {
+  op: UserOp;
+  hash: Hex;
+  resolve: (result: RelayResult) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface ChainRelay {
+  executors: Executor[];
+  queue: QueuedOp[];
+  timer: ReturnType<typeof setTimeout> | null;
+  /** Ops queued or in a bundle, by userOp hash: the same op enqueued twice shares one outcome. */
+  pending: Map<Hex, Promise<RelayResult>>;
+  turn: number;
+}
+
+interface RelayerState {
+  config: RelayerConfig;
+  chains: Map<number, ChainRelay>;
+  events: EventEmitter;
+  bundlers: Map<string, Bundler>;
+}
+
+const store = globalThis as unknown as { __relayer?: RelayerState };
+
+export function state(): RelayerState {
+  store.__relayer ??= { config: configFromEnv(), chains: new Map(), events: new EventEmitter(), bundlers: new Map() };
+  return store.__relayer;
+}
+
+export const relayerConfig = (): RelayerConfig => state().config;
+
+/**
+ * What the relayer does, for logs and tests: "bundle:sent" {chainId, executor, nonce, transactionHash, fees, ops,
+ * replaces?}, "bundle:mined" {chainId, executor, nonce, transactionHash, ops, gasUsed, ms}, "op:dropped"
+ * {chainId, userOpHash, error}.
+ */
+export const relayerEvents = (): EventEmitter => state().events;
+
+export const pollMs = (chain: ChainConfig) => state().config.pollMs ?? (chain.dev ? 20 : 1_000);
+export const bumpAfterMs = (chain: ChainConfig) => state().config.bumpAfterMs ?? (chain.dev ? 3_000 : 30_000);
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function relayFor(chain: ChainConfig): ChainRelay {
+  const s = state();
+  let relay = s.chains.get(chain.chainId);
+  if (!relay) {
+    relay = { executors: [], queue: [], timer: null, pending: new Map(), turn: 0 };
+    s.chains.set(chain.chainId, relay);
+  }
+  if (relay.executors.length === 0) {
+    const { executors, executorOffset } = s.config;
+    relay.executors = Array.from({ length: executors }, (_, i) => ({
+      account: serviceAccount(`executor-${executorOffset + i}`),
+      nextNonce: null,
+      lock: Promise.resolve(),
+      inflight: 0,
+    }));
+  }
+  return relay;
+}
+
+function createBundler(chain: ChainConfig) {
+  return createBundlerClient({
+    chain: viemChain(chain),
+    transport: http(chain.bundlerUrl!, { timeout: 15_000, retryCount: 1 }),
+    pollingInterval: pollMs(chain),
+  });
+}
+
+// The client's inferred type, not viem's BundlerClient: assigning one to the other made tsc compare the two
+// generic client types member by member, about two minutes of a clean type check.
+type Bundler = ReturnType<typeof createBundler>;
+
+export function bundlerFor(chain: ChainConfig): Bundler {
+  const s = state();
+  const key = `${chain.chainId}:${chain.bundlerUrl}`;
+  let client = s.bundlers.get(key);
+  if (!client) {
+    client = createBundler(chain);
+    s.bundlers.set(key, client);
+  }
+  return client;
+}
