@@ -10,7 +10,7 @@ import { accounts, sessions, transactionIntents } from "@/lib/db/schema";
 import { ApiError, badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
-import { selfIntent } from "@/lib/intents/account-actions";
+import { selfIntent } from "@/lib/accounts/actions";
 import { resolveAccount } from "@/lib/intents/sender";
 import type { IntentRow } from "@/lib/intents/service";
 import { submitSignature } from "@/lib/intents/signature";

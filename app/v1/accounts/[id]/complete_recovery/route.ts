@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { completeRecovery } from "@/lib/intents/account-operations";
+import { completeRecovery } from "@/lib/accounts/action-operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(completeRecovery);

@@ -1,8 +1,7 @@
+// Actions on an account itself (ownership transfer, guardian recovery), each run as a transaction intent to the account.
 import { and, eq, sql } from "drizzle-orm";
 import { encodeFunctionData, isAddressEqual, recoverAddress, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
-import { getAccount, type AccountRow } from "@/lib/accounts/service";
-import { accountTypeInfo } from "@/lib/accounts/types";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
@@ -11,10 +10,12 @@ import { transactionIntents } from "@/lib/db/schema";
 import { badRequest } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import type { ProjectContext } from "@/lib/projects/service";
-import { liveDeployer } from "./deployer";
-import { playerSender, type IntentSender } from "./sender";
-import { loadPolicy, recordIntent, type IntentPlan, type IntentRow } from "./service";
+import { liveDeployer } from "@/lib/intents/deployer";
+import { playerSender, type IntentSender } from "@/lib/intents/sender";
+import { loadPolicy, recordIntent, type IntentPlan, type IntentRow } from "@/lib/intents/service";
 import { publishIntentEventAfterCommit } from "@/lib/deliveries/publish";
+import { getAccount, type AccountRow } from "./service";
+import { accountTypeInfo } from "./types";
 
 /**
  * Operations on the account itself (ownership, recovery) as transaction intents: calls to the

@@ -1,11 +1,12 @@
+// The /v1/accounts/{id}/… actions (ownership transfer, recovery): each records an intent and answers with it.
 import { z } from "zod";
 import { addressField } from "@/lib/http/fields";
 import { defineOperation } from "@/lib/http/operation";
-import * as actions from "./account-actions";
-import { relayIntent } from "./operations";
-import { presentIntent } from "./present";
-import { intentResponse } from "./schema";
-import type { IntentRow } from "./service";
+import { relayIntent } from "@/lib/intents/operations";
+import { presentIntent } from "@/lib/intents/present";
+import { intentResponse } from "@/lib/intents/schema";
+import type { IntentRow } from "@/lib/intents/service";
+import * as actions from "./actions";
 
 const tag = "Accounts";
 const policy = z.string({ error: "policy is required: the policy (pol_...) that pays, with an account_functions rule" }).startsWith("pol_", "Expected a policy id (pol_...)");

@@ -1,3 +1,4 @@
+// The /v1/players/{id}/… ownership actions: the account actions on the player's account on a chain.
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { chainIdField } from "@/lib/chain/registry";
@@ -8,11 +9,11 @@ import { addressField } from "@/lib/http/fields";
 import { defineOperation } from "@/lib/http/operation";
 import { getPlayer } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
-import * as actions from "./account-actions";
-import { relayIntent } from "./operations";
-import { presentIntent } from "./present";
-import { intentResponse } from "./schema";
-import type { IntentRow } from "./service";
+import { relayIntent } from "@/lib/intents/operations";
+import { presentIntent } from "@/lib/intents/present";
+import { intentResponse } from "@/lib/intents/schema";
+import type { IntentRow } from "@/lib/intents/service";
+import * as actions from "./actions";
 
 /**
  * Ownership transfer by player id (the SDK's PlayersApi): the player's account on the chain, then exactly what
