@@ -1,80 +1,96 @@
-// `npm run bench [-- pipeline|intents]`: a production server (`next start`) on a fresh anvil chain, on the embedded
-// PGlite, or on a fresh database of the PostgreSQL server at DATABASE_URL. "pipeline": throughput and latency of the
-// request pipeline; "intents": sponsored transaction intents next to the same ops sent directly (bench/intents.ts).
-// Both by default. BENCH_CLIENTS (32) concurrent clients; BENCH_REQUESTS (2000) per pipeline scenario,
-// BENCH_INTENTS (500) ops per intents run.
-import { runCli, startServer } from "../test/server";
-import { benchIntents } from "./intents";
-import { apiClient, describeDatabase, envInt, now, pool, quantile, startBenchChain } from "./lib";
+// `npm run bench [-- pipeline|intents] [--instances N]`: a production server (`next start`) on fresh anvil chains,
+// on the embedded PGlite, or on a fresh database of the PostgreSQL server at DATABASE_URL. "pipeline": throughput
+// and latency of the request pipeline beside the framework floor (bench/pipeline.ts); "intents": sponsored
+// transaction intents next to the same ops sent directly (bench/intents.ts). Both by default, then the targets of
+// issue 18 as ratios. `--instances N` (PostgreSQL only) also runs the intents over N servers on one database.
+// BENCH_CLIENTS (32) concurrent clients; BENCH_REQUESTS (2000) per pipeline scenario, BENCH_INTENTS (300) ops per
+// intents run; BENCH_PROFILE=<dir> writes the server's CPU profile there (node --cpu-prof), summarized at the end.
+import fs from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { runCli, startServer, type RunningServer } from "../test/server";
+import { benchIntents, type IntentRatios } from "./intents";
+import { apiClient, describeDatabase, envInt, postgresPids, rssMb, sleep, startBenchChain } from "./lib";
+import { benchPipeline, FRAMEWORK_FLOOR, GET_PLAYERS, POST_PLAYERS } from "./pipeline";
+import { printProfile } from "./profile";
 
 const CLIENTS = envInt("BENCH_CLIENTS", 32);
 const REQUESTS = envInt("BENCH_REQUESTS", 2000);
-const INTENTS = envInt("BENCH_INTENTS", 500);
+const INTENTS = envInt("BENCH_INTENTS", 300);
+/** How long the fresh server idles before its memory is read: its background functions have run by then. */
+const IDLE_MS = 15_000;
 
-interface Scenario {
-  name: string;
-  request: (i: number) => { path: string; init: RequestInit };
-}
-
-async function run(base: string, scenario: Scenario, total: number) {
-  const latencies: number[] = [];
-  let errors = 0;
-  const started = now();
-  await pool(CLIENTS, total, async (i) => {
-    const { path, init } = scenario.request(i);
-    const t0 = now();
-    const res = await fetch(base + path, init);
-    await res.arrayBuffer();
-    latencies.push(now() - t0);
-    if (res.status !== 200) errors++;
-  });
-  const seconds = (now() - started) / 1000;
-  return { total, seconds, rps: total / seconds, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), errors };
-}
-
-async function benchPipeline(base: string, secret: string, database: string) {
-  const auth = { authorization: `Bearer ${secret}` };
-  const form = { ...auth, "content-type": "application/x-www-form-urlencoded" };
-  const scenarios: Scenario[] = [
-    { name: "POST /v1/players (form)", request: (i) => ({ path: "/v1/players", init: { method: "POST", headers: form, body: `name=p${i}&metadata[level]=${i % 10}` } }) },
-    {
-      name: "POST /v1/players (JSON, Idempotency-Key)",
-      request: (i) => ({
-        path: "/v1/players",
-        init: { method: "POST", headers: { ...auth, "content-type": "application/json", "idempotency-key": `bench-${i}` }, body: JSON.stringify({ name: `j${i}` }) },
-      }),
-    },
-    { name: "GET /v1/players?limit=10", request: () => ({ path: "/v1/players?limit=10", init: { headers: auth } }) },
-  ];
-  await run(base, scenarios[2]!, 200); // warm up
-  console.log(`\nRequest pipeline: ${database}, ${CLIENTS} concurrent clients, ${REQUESTS} requests each scenario\n`);
-  console.log("scenario                                   req/s   p50 ms   p99 ms  errors");
-  for (const scenario of scenarios) {
-    const r = await run(base, scenario, REQUESTS);
-    console.log(
-      `${scenario.name.padEnd(40)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.errors).padStart(7)}`,
-    );
-  }
+function usage(): never {
+  throw new Error("usage: npm run bench [-- pipeline|intents] [--instances N]");
 }
 
 async function main() {
-  const only = process.argv[2];
-  if (only !== undefined && only !== "pipeline" && only !== "intents") throw new Error(`usage: npm run bench [-- pipeline|intents]`);
+  const { values, positionals } = parseArgs({ options: { instances: { type: "string", default: "1" } }, allowPositionals: true });
+  const only = positionals[0];
+  const instances = Number(values.instances);
+  if (positionals.length > 1 || (only !== undefined && only !== "pipeline" && only !== "intents") || !Number.isInteger(instances) || instances < 1) usage();
+  if (instances > 1 && !process.env.DATABASE_URL) throw new Error("--instances needs DATABASE_URL: instances share one PostgreSQL database");
   process.env.RATE_LIMIT_PER_SECOND = "0"; // measure the pipeline, not the limiter
+  const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined;
+  if (profileDir) fs.mkdirSync(profileDir, { recursive: true });
+
   const chain = await startBenchChain();
+  const servers: RunningServer[] = [];
   try {
-    const server = await startServer();
-    try {
-      const database = describeDatabase(server.env);
-      const secret = (name: string) => JSON.parse(runCli(server, ["project", "create", "--name", name, "--json"])).keys.test.secret as string;
-      if (only !== "intents") await benchPipeline(server.url, secret("bench pipeline"), database);
-      if (only !== "pipeline") await benchIntents(apiClient(server.url, secret("bench intents")), chain.chain, { clients: CLIENTS, intents: INTENTS, database });
-    } finally {
-      await server.stop();
+    // Disjoint executor ranges, whatever the ports: each instance signs bundles with keys of its own.
+    const env = (i: number) => ({ RELAY_EXECUTOR_OFFSET: String(1000 + 100 * i) });
+    const nodeArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+    servers.push(await startServer(env(0), { nodeArgs }));
+    for (let i = 1; i < instances; i++) servers.push(await startServer(env(i), { shareDatabaseOf: servers[0], nodeArgs }));
+    const [server] = servers as [RunningServer];
+    await sleep(IDLE_MS);
+    const idleMb = rssMb(server.pid());
+    console.log(`Service memory, idle with two chains ${IDLE_MS / 1000} s after start: ${idleMb.toFixed(0)} MB RSS`);
+
+    const database = describeDatabase(server.env);
+    const secret = (name: string) => JSON.parse(runCli(server, ["project", "create", "--name", name, "--json"])).keys.test.secret as string;
+    const pipeline = only !== "intents" ? await benchPipeline(server.url, secret("bench pipeline"), { clients: CLIENTS, requests: REQUESTS, database }) : undefined;
+    let intents: IntentRatios | undefined;
+    if (only !== "pipeline") {
+      const key = secret("bench intents");
+      intents = await benchIntents(
+        servers.map((s) => apiClient(s.url, key)),
+        chain.chain,
+        {
+          clients: CLIENTS,
+          intents: INTENTS,
+          database,
+          cpu: { server: () => servers.map((s) => s.pid()), ...(process.env.DATABASE_URL ? { postgres: postgresPids } : {}), anvil: () => chain.pids },
+        },
+      );
     }
+    const endMb = rssMb(server.pid());
+
+    console.log(`\nTargets (issue 18), this run:`);
+    const check = (what: string, value: number, target: number, atMost = false) =>
+      console.log(`  ${(atMost ? value <= target : value >= target) ? "✓" : "✗"} ${what.padEnd(58)} ${value.toFixed(2).padStart(7)}  (${atMost ? "≤" : "≥"} ${target})`);
+    if (intents) {
+      check("landed/s ÷ floor, first op", intents.landed[0], 0.8);
+      check("landed/s ÷ floor, deployed account", intents.landed[1], 0.8);
+      check("POST p50 ÷ floor build-and-sign p50, first op", intents.submitP50[0], 1.5, true);
+      check("POST p50 ÷ floor build-and-sign p50, deployed account", intents.submitP50[1], 1.5, true);
+      check("POST → status=1 p50 ÷ floor's, first op", intents.landP50[0], 1.5, true);
+      check("POST → status=1 p50 ÷ floor's, deployed account", intents.landP50[1], 1.5, true);
+      console.log(`  ${intents.notOnce === 0 ? "✓" : "✗"} ${"ops landed exactly once".padEnd(58)} ${String(intents.landedOnce).padStart(7)}  (${intents.notOnce} not)`);
+    }
+    if (pipeline) {
+      const floor = pipeline.get(FRAMEWORK_FLOOR)!.rps;
+      check(`${GET_PLAYERS} req/s ÷ framework floor`, pipeline.get(GET_PLAYERS)!.rps / floor, 0.7);
+      check(`${POST_PLAYERS} req/s ÷ framework floor`, pipeline.get(POST_PLAYERS)!.rps / floor, 0.5);
+    }
+    check("service RSS idle, MB", idleMb, 300, true);
+    check("service RSS after the bench, MB", endMb, 600, true);
   } finally {
+    for (const server of servers.slice(1)) await server.stop();
+    await servers[0]?.stop();
     await chain.stop();
   }
+  if (profileDir) printProfile(profileDir);
 }
 
 main().catch((err) => {

@@ -1,9 +1,11 @@
 // Helpers shared by the benchmarks.
 import crypto from "node:crypto";
+import fs from "node:fs";
 import { performance } from "node:perf_hooks";
 import { startAnvil } from "@/lib/chain/anvil";
 import { prepareChain } from "@/lib/chain/contracts";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
+import { request } from "./http";
 
 export const now = () => performance.now();
 
@@ -34,13 +36,12 @@ export function envInt(name: string, fallback: number): number {
 /** A JSON API client with the project's secret key; anything but 200 throws with the error body. */
 export function apiClient(base: string, secret: string) {
   return async function api<T>(method: string, path: string, json?: unknown): Promise<T> {
-    const res = await fetch(base + path, {
+    const { status, text } = await request(base + path, {
       method,
       headers: { authorization: `Bearer ${secret}`, ...(json === undefined ? {} : { "content-type": "application/json" }) },
       body: json === undefined ? undefined : JSON.stringify(json),
     });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${method} ${path.split("?")[0]}: ${res.status} ${text.slice(0, 500)}`);
+    if (status !== 200) throw new Error(`${method} ${path.split("?")[0]}: ${status} ${text.slice(0, 500)}`);
     return JSON.parse(text) as T;
   };
 }
@@ -48,18 +49,25 @@ export function apiClient(base: string, secret: string) {
 export type Api = ReturnType<typeof apiClient>;
 
 /**
- * A fresh anvil chain 31337 on a free port (1 s blocks, transactions mined at once) with our contracts, which the
- * server started afterwards uses (LOCAL_CHAINS, CHAIN_31337_RPC_URL). The bench and the server share a master key
- * (KEY_ENCRYPTION_KEY, random unless set) so both see the same paymaster and service keys.
+ * Fresh anvil chains 31337 and 31338 on free ports (1 s blocks, transactions mined at once), as `npm start` has
+ * two; the server started afterwards uses them (LOCAL_CHAINS, CHAIN_<id>_RPC_URL). The intents run on 31337, which
+ * gets our contracts here. The bench and the server share a master key (KEY_ENCRYPTION_KEY, random unless set) so
+ * both see the same paymaster and service keys.
  */
-export async function startBenchChain(): Promise<{ chain: ChainConfig; stop: () => Promise<void> }> {
+export async function startBenchChain(): Promise<{ chain: ChainConfig; pids: number[]; stop: () => Promise<void> }> {
   process.env.KEY_ENCRYPTION_KEY ??= crypto.randomBytes(32).toString("hex");
-  const node = await startAnvil({ chainId: 31337, port: 0 });
-  process.env.LOCAL_CHAINS = "31337";
-  process.env.CHAIN_31337_RPC_URL = node.rpcUrl;
+  const nodes = await Promise.all([startAnvil({ chainId: 31337, port: 0 }), startAnvil({ chainId: 31338, port: 0 })]);
+  process.env.LOCAL_CHAINS = "31337,31338";
+  for (const node of nodes) process.env[`CHAIN_${node.chainId}_RPC_URL`] = node.rpcUrl;
   const chain = findChain(31337)!;
   await prepareChain(chain);
-  return { chain, stop: () => node.stop() };
+  return { chain, pids: nodes.map((node) => node.pid), stop: async () => void (await Promise.all(nodes.map((node) => node.stop()))) };
+}
+
+/** A process's resident set size in MB (Linux). */
+export function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) / 1024 : NaN;
 }
 
 /** Where the server keeps its data, without credentials. */
@@ -84,5 +92,56 @@ export interface RunResult {
   bundleSizes: number[];
   /** Ops refused, failed or not landed in time. */
   failed: number;
+  /** Service runs: landed ops with exactly one UserOperationEvent; ops seen twice or landed without an answer. */
+  landedOnce?: number;
+  duplicated?: number;
+  /** CPU seconds of the run by process group (cpuMeter). */
+  cpu?: Record<string, number>;
   firstError?: string;
 }
+
+/** CPU seconds (user + system) of a process, or 0 when it is gone. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
+  } catch {
+    return 0;
+  }
+}
+
+/** Pids of the processes named `comm` (e.g. every PostgreSQL backend). */
+function pidsNamed(comm: string): number[] {
+  return fs
+    .readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === comm;
+      } catch {
+        return false;
+      }
+    });
+}
+
+export type CpuGroups = Record<string, () => number[]>;
+
+/**
+ * CPU seconds per group of processes (server, PostgreSQL, anvil; "client" is this process) since `start()`, to show
+ * where a run's CPU went on this 2-core machine. Linux only (empty elsewhere).
+ */
+export function cpuMeter(groups: CpuGroups) {
+  const read = () => {
+    const totals: Record<string, number> = { client: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 };
+    if (fs.existsSync("/proc/self/stat")) for (const [name, pids] of Object.entries(groups)) totals[name] = pids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+    return totals;
+  };
+  const before = read();
+  return () => {
+    const after = read();
+    return Object.fromEntries(Object.keys(after).map((name) => [name, after[name]! - (before[name] ?? 0)]));
+  };
+}
+
+export const postgresPids = () => pidsNamed("postgres");

@@ -22,6 +22,8 @@ export interface RunningServer {
   url: string;
   env: NodeJS.ProcessEnv;
   dataDir: string;
+  /** The server process's pid (changes on restart). */
+  pid: () => number;
   /** Everything the server printed, over all its starts. */
   output: () => string;
   /**
@@ -37,9 +39,15 @@ export interface RunningServer {
 /**
  * A production server (`next start`) as a user runs it, on a fresh database of its own:
  * a new `.data/` with PGlite, or a new database on the DATABASE_URL server. `extraEnv` adds to
- * (or overrides) its environment.
+ * (or overrides) its environment. `shareDatabaseOf` runs it on another running server's PostgreSQL
+ * database instead (a second instance of the same installation); that server drops the database. `nodeArgs` go to
+ * node before next's script (e.g. --cpu-prof, which NODE_OPTIONS does not take).
  */
-export async function startServer(extraEnv: Record<string, string> = {}): Promise<RunningServer> {
+export async function startServer(
+  extraEnv: Record<string, string> = {},
+  options: { shareDatabaseOf?: RunningServer; nodeArgs?: string[] } = {},
+): Promise<RunningServer> {
+  const { shareDatabaseOf, nodeArgs = [] } = options;
   execFileSync(process.execPath, [path.join(root, "scripts/build-if-stale.mjs")], { cwd: root, stdio: "inherit" });
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "wallet-server-"));
@@ -55,7 +63,10 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
   delete env.PGLITE_DATA_DIR;
   delete env.VITEST;
   let dropDatabase = async () => {};
-  if (process.env.DATABASE_URL) {
+  if (shareDatabaseOf) {
+    if (!shareDatabaseOf.env.DATABASE_URL) throw new Error("only a server on PostgreSQL (DATABASE_URL) can share its database");
+    env.DATABASE_URL = shareDatabaseOf.env.DATABASE_URL;
+  } else if (process.env.DATABASE_URL) {
     const database = await createFreshDatabase(process.env.DATABASE_URL, "srv");
     env.DATABASE_URL = database.url;
     dropDatabase = database.drop;
@@ -66,7 +77,7 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
 
   async function launch() {
     const startedAt = output.length;
-    child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1", "-p", String(port), "--keepAliveTimeout", "65000"], {
+    child = spawn(process.execPath, [...nodeArgs, path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1", "-p", String(port), "--keepAliveTimeout", "65000"], {
       cwd: root,
       env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -100,6 +111,7 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     url,
     env,
     dataDir,
+    pid: () => child.pid!,
     output: () => output,
     kill: () => exit("SIGKILL"),
     async restart() {
