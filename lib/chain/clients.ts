@@ -16,7 +16,13 @@ import { viemChain, type ChainConfig } from "./registry";
 
 const cache = globalThis as unknown as { __publicClients?: Map<string, PublicClient> };
 
-const transport = (chain: ChainConfig) => http(chain.rpcUrl, { timeout: 10_000, retryCount: 1 });
+/**
+ * Requests made in the same tick go as one JSON-RPC batch (RPC_BATCH=false turns it off, for a node that refuses
+ * batches): an intent's build asks for nonce, code, balances and fees at once, and many intents build at once.
+ */
+const batch = () => process.env.RPC_BATCH !== "false";
+
+const transport = (chain: ChainConfig) => http(chain.rpcUrl, { timeout: 10_000, retryCount: 1, batch: batch() });
 
 export function publicClient(chain: ChainConfig): PublicClient {
   cache.__publicClients ??= new Map();

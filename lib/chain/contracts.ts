@@ -86,9 +86,15 @@ async function deployerFor(chain: ChainConfig): Promise<Account | null> {
   return account;
 }
 
+/** When our factory was last seen deployed, per chain: looked up again after DEPLOYMENT_SEEN_MS (a dev chain may be reset). */
+const deploymentSeen = new Map<string, number>();
+const DEPLOYMENT_SEEN_MS = 5_000;
+
 /** Refuses work that needs our contracts on a chain where they are not deployed. */
 export async function requireDeployment(chain: ChainConfig): Promise<Deployment> {
   const deployment = serviceDeployment();
+  const key = `${chain.chainId}:${chain.rpcUrl}`;
+  if (Date.now() - (deploymentSeen.get(key) ?? -Infinity) < DEPLOYMENT_SEEN_MS) return deployment;
   const code = await onChain(chain, () => publicClient(chain).getCode({ address: deployment.accountFactory }));
   if (!code || code === "0x") {
     throw new ApiError(
@@ -97,5 +103,6 @@ export async function requireDeployment(chain: ChainConfig): Promise<Deployment>
       `Our contracts are not deployed on chain ${chain.chainId} yet. The operator deploys them with: npm run cli -- chain deploy --chain ${chain.chainId}`,
     );
   }
+  deploymentSeen.set(key, Date.now());
   return deployment;
 }

@@ -1,6 +1,6 @@
 import type { Hex } from "viem";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { publicClient } from "@/lib/chain/clients";
+import { latestBlock } from "@/lib/chain/coalesce";
 import type { ChainConfig } from "@/lib/chain/registry";
 import { signPaymasterAndData, sponsorshipWindow, stubPaymasterAndData, type UserOp } from "@/lib/chain/userop";
 import type { Queryable } from "@/lib/db/client";
@@ -30,7 +30,7 @@ export interface PaymasterSponsor {
 export function ourSponsor(chain: ChainConfig): PaymasterSponsor {
   return {
     remote: false,
-    stub: async () => stubPaymasterAndData(Number((await publicClient(chain).getBlock({ blockTag: "latest" })).timestamp)),
+    stub: async () => stubPaymasterAndData(Number((await latestBlock(chain)).timestamp)),
     sign: async (op) => signPaymasterAndData(chain, op, await sponsorshipWindow(chain, SPONSORSHIP_SECONDS)),
   };
 }

@@ -3,6 +3,7 @@
 import { decodeErrorResult, encodeFunctionData, zeroAddress, type Address, type Hex, type StateOverride } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
+import { latestBlock } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
 import { callValue, toEntryPointOp, type UserOp } from "./encoding";
@@ -97,7 +98,7 @@ export async function estimateUserOperation(
     client.getCode({ address: sender }),
     client.getBalance({ address: sender }),
     client.readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [sender] }),
-    client.getBlock({ blockTag: "latest" }),
+    latestBlock(chain),
   ]);
   const deployed = code !== undefined && code !== "0x";
   if (!deployed && params.initCode === "0x") throw new UserOperationRejectedError("AA20 account not deployed");

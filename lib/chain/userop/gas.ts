@@ -15,6 +15,7 @@ import {
 } from "viem";
 import { accountFactoryAbi, erc1967ProxyBytecode, smartAccountAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
+import { coalesce, latestBlock } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { managedAccountState, managedInitCode } from "@/lib/chain/managed";
 import type { ChainConfig } from "@/lib/chain/registry";
@@ -56,9 +57,13 @@ export const MIN_PRIORITY_FEE = 1_000_000n;
  * the latest base fee plus the tip, so the op stays includable through several blocks of rising base fee. Chains without
  * a base fee get the gas price +20% for both.
  */
-export async function chainFees(chain: ChainConfig): Promise<Fees & { baseFee: bigint | null }> {
+export function chainFees(chain: ChainConfig): Promise<Fees & { baseFee: bigint | null }> {
+  return coalesce(`${chain.chainId}:${chain.rpcUrl}:fees`, () => fetchFees(chain));
+}
+
+async function fetchFees(chain: ChainConfig): Promise<Fees & { baseFee: bigint | null }> {
   const client = publicClient(chain);
-  const block = await client.getBlock({ blockTag: "latest" });
+  const block = await latestBlock(chain);
   if (block.baseFeePerGas == null) {
     const gasPrice = ((await client.getGasPrice()) * 12n) / 10n;
     return { maxFeePerGas: gasPrice, maxPriorityFeePerGas: gasPrice, baseFee: null };

@@ -1,7 +1,7 @@
 // The VerifyingPaymaster's sponsorship: its window, its hash, paymasterAndData signed by the service, and a stub of it.
 import { concat, encodeAbiParameters, keccak256, type Address, type Hex } from "viem";
 import { serviceAccount } from "@/lib/keys/service-keys";
-import { publicClient } from "@/lib/chain/clients";
+import { latestBlock } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
 import type { UserOp } from "./encoding";
@@ -16,7 +16,7 @@ export interface SponsorshipWindow {
 
 /** A window of `seconds` from now, in the chain's time, which a node's clock (or a test chain's) need not share with ours. */
 export async function sponsorshipWindow(chain: ChainConfig, seconds: number): Promise<SponsorshipWindow> {
-  const { timestamp } = await publicClient(chain).getBlock({ blockTag: "latest" });
+  const { timestamp } = await latestBlock(chain);
   return { validUntil: Number(timestamp) + seconds, validAfter: 0 };
 }
 

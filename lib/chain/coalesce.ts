@@ -1,0 +1,21 @@
+// Chain reads that many concurrent requests make alike (the latest block, fees): one fetch serves every caller that
+// asks while it is in flight. Nothing is kept after the answer, so no caller gets a block older than its request
+// by more than that fetch's round trip (a cached one could predate a time jump, or a base fee rise).
+import type { Block } from "viem";
+import { publicClient } from "./clients";
+import type { ChainConfig } from "./registry";
+
+const inflight = new Map<string, Promise<unknown>>();
+
+/** `fetch()` shared by every caller with the same key while it runs. */
+export function coalesce<T>(key: string, fetch: () => Promise<T>): Promise<T> {
+  const running = inflight.get(key) as Promise<T> | undefined;
+  if (running) return running;
+  const promise = fetch().finally(() => inflight.delete(key));
+  inflight.set(key, promise);
+  return promise;
+}
+
+/** The chain's latest block (eth_getBlockByNumber "latest"), coalesced. */
+export const latestBlock = (chain: ChainConfig): Promise<Block> =>
+  coalesce(`${chain.chainId}:${chain.rpcUrl}:latest-block`, () => publicClient(chain).getBlock({ blockTag: "latest" }));
