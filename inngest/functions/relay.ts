@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db/client";
-import { abandonIntent, checkConfirmations, intentStatus, landIntent, type LandingOutcome } from "@/lib/intents/relay";
+import { abandonIntent, checkConfirmations, intentStatus, landIntent, type ConfirmationCheck, type LandingOutcome } from "@/lib/intents/relay";
 import { publishIntentEvent } from "@/lib/deliveries/publish";
 import type { IntentTopic } from "@/lib/deliveries/topics";
 import { inngest } from "../client";
@@ -48,10 +48,12 @@ export const relayIntent = inngest.createFunction(
     }
     await step.run("notify-broadcast", () => notify(intentId, "transaction_intent.broadcast"));
     for (let check = 0; ; check++) {
-      const confirmed = await step.run(`confirmations-${check}`, async () => checkConfirmations(await getDb(), intentId));
-      if (confirmed) break;
-      // 1 s between the first checks, then longer, up to 30 s: slow chains and many confirmation blocks stay within a run's step limit.
-      await step.sleep(`wait-for-blocks-${check}`, `${Math.min(30, 2 ** Math.floor(check / 5))}s`);
+      // A boolean is what an earlier version stored for a check (true: confirmed).
+      const checked = (await step.run(`confirmations-${check}`, async () => checkConfirmations(await getDb(), intentId))) as ConfirmationCheck | boolean;
+      if (checked === true || (typeof checked === "object" && checked.remaining <= 0)) break;
+      // As long as the missing blocks should take (1 to 30 s), growing after many checks so a stalled chain stays within a run's step limit.
+      const seconds = typeof checked === "object" ? checked.waitSeconds : 1;
+      await step.sleep(`wait-for-blocks-${check}`, `${Math.min(30, Math.max(seconds, 2 ** Math.floor(check / 5)))}s`);
     }
     // The confirmation webhook: after confirmationBlocks blocks, successful or failed by the op's status.
     await step.run("notify-confirmed", async () => notify(intentId, (await intentStatus(intentId)) === "successful" ? "transaction_intent.successful" : "transaction_intent.failed"));

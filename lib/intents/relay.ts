@@ -1,7 +1,8 @@
 import { and, desc, eq, inArray, or, sql } from "drizzle-orm";
-import { getAddress, parseEventLogs, type Address, type Hex, type Log } from "viem";
+import { getAddress, parseEventLogs, type Address, type Hex, type Log, type TransactionReceipt } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
+import { coalesce, latestBlock } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { enqueue, findUserOperationReceipt, type RelayedUserOperationReceipt } from "@/lib/chain/relayer";
@@ -49,12 +50,13 @@ function opLogs(logs: Log<bigint, number, false>[], userOpHash: Hex) {
 }
 
 /** Records the landed op as the intent's response. */
-async function recordLanding(db: Db, intent: IntentRow, receipt: RelayedUserOperationReceipt) {
+async function recordLanding(db: Db, intent: IntentRow, receipt: RelayedUserOperationReceipt, bundle?: TransactionReceipt) {
   const chain = chainOf(intent);
   const client = publicClient(chain);
+  // The relayer usually holds the bundle's receipt already; the block is fetched once for all the bundle's ops.
   const [transaction, block] = await Promise.all([
-    client.getTransactionReceipt({ hash: receipt.transactionHash }),
-    client.getBlock({ blockNumber: receipt.blockNumber }),
+    bundle ?? client.getTransactionReceipt({ hash: receipt.transactionHash }),
+    coalesce(`${chain.chainId}:${chain.rpcUrl}:block:${receipt.blockNumber}`, () => client.getBlock({ blockNumber: receipt.blockNumber })),
   ]);
   const response = {
     createdAt: Number(block.timestamp),
@@ -124,9 +126,10 @@ export async function landIntent(db: Db, intentId: string, options: { rebuild?: 
     if (outcome !== "held" || !(await deployedWithin(chain, op.sender, HOLD_IN_PROCESS_MS))) return outcome;
   }
   let receipt = await findUserOperationReceipt(chain, hash);
+  let bundle: TransactionReceipt | undefined;
   if (!receipt) {
     try {
-      receipt = (await enqueue(chain, op)).receipt;
+      ({ receipt, transaction: bundle } = await enqueue(chain, op));
     } catch (err) {
       if (!(err instanceof UserOperationRejectedError)) throw err;
       // Screened before its deployment landed (or the deployment was undone): the same as above.
@@ -139,7 +142,7 @@ export async function landIntent(db: Db, intentId: string, options: { rebuild?: 
       return "rejected";
     }
   }
-  await recordLanding(db, intent, receipt);
+  await recordLanding(db, intent, receipt, bundle);
   return "landed";
 }
 
@@ -241,17 +244,32 @@ export async function abandonIntent(db: Db, intentId: string, reason: string): P
   return "rejected";
 }
 
-/** Whether the intent's transaction has `confirmationBlocks` blocks on top; records it when so. */
-export async function checkConfirmations(db: Db, intentId: string): Promise<boolean> {
+export interface ConfirmationCheck {
+  /** Blocks still to come on top of the intent's transaction; 0 once confirmed (and recorded). */
+  remaining: number;
+  /** How long those blocks should take at the chain's pace since the landing (at least 1 s, at most 30 s). */
+  waitSeconds: number;
+}
+
+/**
+ * Whether the intent's transaction has `confirmationBlocks` blocks on top, recorded when so; else how long to wait
+ * before looking again: the blocks still missing at the pace the chain kept since the op landed, so a check
+ * rarely comes too early (one sleep, not one per block).
+ */
+export async function checkConfirmations(db: Db, intentId: string): Promise<ConfirmationCheck> {
   const intent = await load(db, intentId);
-  if (!intent || intent.blockNumber === null) return true;
-  if (intent.confirmedAt) return true;
-  // Not viem's cached block number (kept for its polling interval, 4 s by default): each check
-  // follows a 1 s sleep, so a cached answer would see no new block and cost a useless round.
-  const latest = await publicClient(chainOf(intent)).getBlockNumber({ cacheTime: 0 });
-  if (latest < BigInt(intent.blockNumber + intent.confirmationBlocks)) return false;
+  if (!intent || intent.blockNumber === null || intent.confirmedAt) return { remaining: 0, waitSeconds: 0 };
+  const chain = chainOf(intent);
+  const latest = await latestBlock(chain);
+  const remaining = intent.blockNumber + intent.confirmationBlocks - Number(latest.number);
+  if (remaining > 0) {
+    const landedAt = (intent.response as { createdAt?: number } | null)?.createdAt;
+    const elapsedBlocks = Number(latest.number) - intent.blockNumber;
+    const perBlock = landedAt !== undefined && elapsedBlocks > 0 ? (Number(latest.timestamp) - landedAt) / elapsedBlocks : chain.dev ? 1 : 2;
+    return { remaining, waitSeconds: Math.min(30, Math.max(1, Math.ceil(remaining * perBlock))) };
+  }
   await db.update(transactionIntents).set({ confirmedAt: sql`now()` }).where(eq(transactionIntents.id, intent.id));
-  return true;
+  return { remaining: 0, waitSeconds: 0 };
 }
 
 /** Cancels an intent still awaiting its signature (its sponsorship has ended); false when it moved on. */

@@ -211,6 +211,7 @@ export async function relayBundle(chain: ChainConfig, entries: Entry[], attempt:
           executor: executor.account.address,
           receipt: opReceipt,
           bundleSize: screened.kept.length,
+          transaction: receipt,
         });
       } else {
         dropped.push({ userOpHash: entry.hash, error: new Error(`Operation ${entry.hash} is missing from bundle ${receipt.transactionHash}`) });

@@ -1,5 +1,5 @@
 // The relayer's results: an op's receipt (from the EntryPoint's events), an op's relay outcome and a bundle's.
-import type { Address, Hex } from "viem";
+import type { Address, Hex, TransactionReceipt } from "viem";
 
 export interface RelayedUserOperationReceipt {
   userOpHash: Hex;
@@ -26,6 +26,8 @@ export interface RelayResult {
   receipt: RelayedUserOperationReceipt;
   /** Ops in the bundle transaction (1 through a bundler). */
   bundleSize: number;
+  /** The bundle transaction's receipt when the relayer awaited it (one object shared by the bundle's ops). */
+  transaction?: TransactionReceipt;
 }
 
 export interface BundleResult {
