@@ -45,6 +45,8 @@ describe("authentication", () => {
   it("stops a rolled key at once and accepts the new one", async () => {
     const own = await newProject();
     const before = own.keys.test.secret;
+    // In use (so cached by this process) right before the roll.
+    expect((await call("GET", "/v1/players", { key: before })).status).toBe(200);
     const rolled = await rollKeys(await getDb(), own.id, "test");
     expect(rolled?.secret).toMatch(/^sk_test_/);
     expect(expectError(await call("GET", "/v1/players", { key: before }), 401).message).toMatch(/rolled/);

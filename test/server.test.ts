@@ -41,6 +41,8 @@ describe("a running server", () => {
     const list = runCli(server, ["project", "list"]);
     expect(list).toContain(created.id);
     expect(list).not.toContain(created.keys.test.secret);
+    // The key in use (cached by the server) when another process rolls it: refused at once all the same.
+    expect((await fetch(`${server.url}/v1/players`, { headers: { authorization: `Bearer ${created.keys.test.secret}` } })).status).toBe(200);
     const rolled = JSON.parse(runCli(server, ["keys", "roll", "--project", created.id, "--mode", "test", "--json"]));
     const old = await fetch(`${server.url}/v1/players`, { headers: { authorization: `Bearer ${created.keys.test.secret}` } });
     expect(old.status).toBe(401);

@@ -21,6 +21,8 @@ export type Queryable = Db | Tx;
 interface DbHandle {
   db: Db;
   embedded: boolean;
+  /** LISTENs on `channel`: onListen each time the listening connection is (re)established, onNotify per NOTIFY. */
+  listen(channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -34,7 +36,7 @@ const migrationsFolder = () => path.join(process.cwd(), "lib/db/migrations");
 const MIGRATION_LOCK = 7_253_001;
 
 async function openPostgres(url: string): Promise<DbHandle> {
-  const sql = postgres(url, { max: Number(process.env.DATABASE_POOL_SIZE ?? 10), onnotice: () => {} });
+  const sql = postgres(url, { max: Number(process.env.DATABASE_POOL_SIZE ?? 20), onnotice: () => {} });
   const db = drizzlePostgres(sql, { schema, casing: "snake_case" });
   // Several instances may start at once against one PostgreSQL: one migrates, the others wait.
   const lockConn = await sql.reserve();
@@ -45,7 +47,13 @@ async function openPostgres(url: string): Promise<DbHandle> {
     await lockConn`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {});
     lockConn.release();
   }
-  return { db: db as unknown as Db, embedded: false, close: () => sql.end({ timeout: 5 }) };
+  return {
+    db: db as unknown as Db,
+    embedded: false,
+    // postgres.js keeps one extra connection for all listeners and reconnects it by itself (onListen again).
+    listen: async (channel, onNotify, onListen) => void (await sql.listen(channel, onNotify, onListen)),
+    close: () => sql.end({ timeout: 5 }),
+  };
 }
 
 /**
@@ -77,6 +85,10 @@ async function openPglite(): Promise<DbHandle> {
     return {
       db: db as unknown as Db,
       embedded: true,
+      async listen(channel, onNotify, onListen) {
+        await client.listen(channel, onNotify);
+        onListen();
+      },
       async close() {
         await client.close();
         if (!inMemory) releaseEmbeddedLock(root);

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { and, asc, count, desc, eq, isNull } from "drizzle-orm";
-import type { Queryable } from "@/lib/db/client";
+import type { Queryable, Tx } from "@/lib/db/client";
+import { InvalidatedCache } from "@/lib/db/invalidation";
 import { apiKeys, projects } from "@/lib/db/schema";
 import { badRequest } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
@@ -59,7 +60,8 @@ export async function createSecretKey(db: Queryable, ctx: ProjectContext): Promi
 
 /** Revokes one secret key of the mode, unless it is the last one (webhooks are signed with it). */
 export async function revokeSecretKey(db: Queryable, ctx: ProjectContext, keyId: string): Promise<boolean> {
-  return db.transaction(async (tx) => {
+  // This process forgets its cached keys as soon as the change commits; the others on its notification.
+  return forgettingKeys(db, async (tx) => {
     const live = and(eq(apiKeys.projectId, ctx.projectId), eq(apiKeys.livemode, ctx.livemode), eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt));
     const active = await tx.select({ id: apiKeys.id }).from(apiKeys).where(live).for("update");
     if (active.length < 2 || !active.some((k) => k.id === keyId)) return false;
@@ -121,7 +123,7 @@ export async function listProjects(db: Queryable) {
 
 /** Revokes the mode's current keys at once and issues new ones; the new secret is shown only here. */
 export async function rollKeys(db: Queryable, projectId: string, mode: Mode): Promise<ModeKeys | null> {
-  return db.transaction(async (tx) => {
+  return forgettingKeys(db, async (tx) => {
     const [project] = await tx.select({ id: projects.id }).from(projects).where(eq(projects.id, projectId)).for("update");
     if (!project) return null;
     await tx
@@ -137,13 +139,27 @@ export interface AuthenticatedKey extends ProjectContext {
   kind: "publishable" | "secret";
 }
 
+/** Current keys by hash, for every request's authentication; a roll or revocation drops them in every instance. */
+const currentKeys = new InvalidatedCache<AuthenticatedKey>("api_keys", 30_000);
+
+async function forgettingKeys<T>(db: Queryable, change: (tx: Tx) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction(change);
+  } finally {
+    currentKeys.clear();
+  }
+}
+
 export async function findKey(db: Queryable, rawKey: string): Promise<AuthenticatedKey | null> {
-  const [row] = await db
-    .select({ keyId: apiKeys.id, projectId: apiKeys.projectId, livemode: apiKeys.livemode, kind: apiKeys.kind })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.hash, sha256(rawKey)), isNull(apiKeys.revokedAt)))
-    .limit(1);
-  return row ?? null;
+  const hash = sha256(rawKey);
+  return currentKeys.get(hash, async () => {
+    const [row] = await db
+      .select({ keyId: apiKeys.id, projectId: apiKeys.projectId, livemode: apiKeys.livemode, kind: apiKeys.kind })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
+      .limit(1);
+    return row ?? null;
+  });
 }
 
 /** A current publishable key (a secret key given where a publishable one is named is not one). */
