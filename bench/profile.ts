@@ -34,7 +34,19 @@ export function printProfile(dir: string, top = 25) {
       const key = `${frame.functionName || "(anonymous)"}  ${shortUrl(frame.url)}${frame.url ? `:${frame.lineNumber + 1}` : ""}`;
       self.set(key, (self.get(key) ?? 0) + delta);
     });
-    console.log(`\nCPU profile ${name}: ${(total / 1e6).toFixed(1)} s sampled; top self time:`);
+    // Self time by package (node_modules/<package>), our bundled code (.next chunks) or node itself.
+    const byPackage = new Map<string, number>();
+    for (const [key, us] of self) {
+      const file = key.split("  ")[1] ?? "";
+      const pkg = /^((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1];
+      const group = file.startsWith(".next/") ? "(bundled: app, lib, next)" : file.startsWith("node:") ? "(node internals)" : file === "" ? key.split("  ")[0]! : (pkg ?? file);
+      byPackage.set(group, (byPackage.get(group) ?? 0) + us);
+    }
+    console.log(`\nCPU profile ${name}: ${(total / 1e6).toFixed(1)} s sampled; self time by package:`);
+    for (const [group, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15)) {
+      console.log(`${((100 * us) / total).toFixed(1).padStart(6)} %  ${(us / 1e6).toFixed(2).padStart(7)} s  ${group}`);
+    }
+    console.log(`top self time by function:`);
     for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) {
       console.log(`${((100 * us) / total).toFixed(1).padStart(6)} %  ${(us / 1e6).toFixed(2).padStart(7)} s  ${key}`);
     }
