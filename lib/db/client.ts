@@ -36,7 +36,7 @@ const migrationsFolder = () => path.join(process.cwd(), "lib/db/migrations");
 const MIGRATION_LOCK = 7_253_001;
 
 async function openPostgres(url: string): Promise<DbHandle> {
-  const sql = postgres(url, { max: Number(process.env.DATABASE_POOL_SIZE ?? 20), onnotice: () => {} });
+  const sql = postgres(url, { max: Number(process.env.DATABASE_POOL_SIZE ?? 30), onnotice: () => {} });
   const db = drizzlePostgres(sql, { schema, casing: "snake_case" });
   // Several instances may start at once against one PostgreSQL: one migrates, the others wait.
   const lockConn = await sql.reserve();

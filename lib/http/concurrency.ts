@@ -2,7 +2,7 @@ import { ApiError } from "./errors";
 
 /**
  * A per-project share of this process's chain work (simulations, RPC reads): at most
- * `CHAIN_CONCURRENCY_PER_PROJECT` such requests of one project run at once (default 16), and at
+ * `CHAIN_CONCURRENCY_PER_PROJECT` such requests of one project run at once (default 32), and at
  * most `CHAIN_QUEUE_PER_PROJECT` more wait their turn (default 1000); past that a 429. So one
  * project's burst queues behind itself, never in front of another project's requests.
  * The rate limits (lib/http/rate-limit.ts) bound requests per second across instances; this
@@ -22,7 +22,7 @@ const envCount = (name: string, fallback: number) => {
 };
 
 export async function withProjectShare<T>(scope: string, work: () => Promise<T>): Promise<T> {
-  const concurrency = Math.max(1, envCount("CHAIN_CONCURRENCY_PER_PROJECT", 16));
+  const concurrency = Math.max(1, envCount("CHAIN_CONCURRENCY_PER_PROJECT", 32));
   const queue = envCount("CHAIN_QUEUE_PER_PROJECT", 1000);
   const lane: Lane = lanes.get(scope) ?? { running: 0, waiting: [] };
   lanes.set(scope, lane);
