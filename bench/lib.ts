@@ -133,7 +133,8 @@ export type CpuGroups = Record<string, () => number[]>;
  */
 export function cpuMeter(groups: CpuGroups) {
   const read = () => {
-    const totals: Record<string, number> = { client: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 };
+    const own = process.cpuUsage();
+    const totals: Record<string, number> = { client: (own.user + own.system) / 1e6 };
     if (fs.existsSync("/proc/self/stat")) for (const [name, pids] of Object.entries(groups)) totals[name] = pids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
     return totals;
   };

@@ -24,9 +24,12 @@ const batch = () => process.env.RPC_BATCH !== "false";
 
 const transport = (chain: ChainConfig) => http(chain.rpcUrl, { timeout: 10_000, retryCount: 1, batch: batch() });
 
+/** The node a chain's reads go to: what per-chain caches are keyed by (a chain pointed at another node starts afresh). */
+export const chainKey = (chain: ChainConfig) => `${chain.chainId}:${chain.rpcUrl}`;
+
 export function publicClient(chain: ChainConfig): PublicClient {
   cache.__publicClients ??= new Map();
-  const key = `${chain.chainId}:${chain.rpcUrl}`;
+  const key = chainKey(chain);
   let client = cache.__publicClients.get(key);
   if (!client) {
     client = createPublicClient({ chain: viemChain(chain), transport: transport(chain) }) as PublicClient;

@@ -2,13 +2,14 @@
 // asks while it is in flight. Nothing is kept after the answer, so no caller gets a block older than its request
 // by more than that fetch's round trip (a cached one could predate a time jump, or a base fee rise).
 import type { Block } from "viem";
-import { publicClient } from "./clients";
+import { chainKey, publicClient } from "./clients";
 import type { ChainConfig } from "./registry";
 
 const inflight = new Map<string, Promise<unknown>>();
 
-/** `fetch()` shared by every caller with the same key while it runs. */
-export function coalesce<T>(key: string, fetch: () => Promise<T>): Promise<T> {
+/** `fetch()` of `what` on the chain, shared by every caller asking for the same while it runs. */
+export function coalesce<T>(chain: ChainConfig, what: string, fetch: () => Promise<T>): Promise<T> {
+  const key = `${chainKey(chain)}:${what}`;
   const running = inflight.get(key) as Promise<T> | undefined;
   if (running) return running;
   const promise = fetch().finally(() => inflight.delete(key));
@@ -17,5 +18,8 @@ export function coalesce<T>(key: string, fetch: () => Promise<T>): Promise<T> {
 }
 
 /** The chain's latest block (eth_getBlockByNumber "latest"), coalesced. */
-export const latestBlock = (chain: ChainConfig): Promise<Block> =>
-  coalesce(`${chain.chainId}:${chain.rpcUrl}:latest-block`, () => publicClient(chain).getBlock({ blockTag: "latest" }));
+export const latestBlock = (chain: ChainConfig): Promise<Block> => coalesce(chain, "latest-block", () => publicClient(chain).getBlock({ blockTag: "latest" }));
+
+/** Block `number`, coalesced (the ops of one bundle record their landing at once). */
+export const blockAt = (chain: ChainConfig, number: bigint): Promise<Block> =>
+  coalesce(chain, `block:${number}`, () => publicClient(chain).getBlock({ blockNumber: number }));

@@ -4,7 +4,7 @@ import { entryPointAbi } from "@/contracts/artifacts";
 import { ApiError } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { ensureLocalExchange, type LocalExchange } from "@/lib/exchange/deployment";
-import { onChain, publicClient, walletClient } from "./clients";
+import { chainKey, onChain, publicClient, walletClient } from "./clients";
 import { deploymentAddresses, ensureDeployment, type Deployment } from "./deployment";
 import type { ChainConfig } from "./registry";
 
@@ -93,7 +93,7 @@ const DEPLOYMENT_SEEN_MS = 5_000;
 /** Refuses work that needs our contracts on a chain where they are not deployed. */
 export async function requireDeployment(chain: ChainConfig): Promise<Deployment> {
   const deployment = serviceDeployment();
-  const key = `${chain.chainId}:${chain.rpcUrl}`;
+  const key = chainKey(chain);
   if (Date.now() - (deploymentSeen.get(key) ?? -Infinity) < DEPLOYMENT_SEEN_MS) return deployment;
   const code = await onChain(chain, () => publicClient(chain).getCode({ address: deployment.accountFactory }));
   if (!code || code === "0x") {

@@ -1,5 +1,5 @@
 import { multicall3Abi, type Abi, type Address, type PublicClient } from "viem";
-import { publicClient } from "./clients";
+import { chainKey, publicClient } from "./clients";
 import { viemChain, type ChainConfig } from "./registry";
 
 // Integer reads of one chain at one block, batched: balance monitors (lib/events/monitor.ts) and
@@ -23,7 +23,7 @@ async function multicall3On(chain: ChainConfig, client: PublicClient): Promise<A
   const declared = viemChain(chain).contracts?.multicall3?.address;
   if (declared) return declared;
   known.__multicall3 ??= new Map();
-  const key = `${chain.chainId}:${chain.rpcUrl}`;
+  const key = chainKey(chain);
   const cached = known.__multicall3.get(key);
   if (cached && Date.now() - cached.at < MULTICALL3_RECHECK_MS) return cached.present ? MULTICALL3 : null;
   const code = await client.getCode({ address: MULTICALL3 });

@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, or, sql } from "drizzle-orm";
 import { getAddress, parseEventLogs, type Address, type Hex, type Log, type TransactionReceipt } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
-import { coalesce, latestBlock } from "@/lib/chain/coalesce";
+import { blockAt, latestBlock } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { enqueue, findUserOperationReceipt, type RelayedUserOperationReceipt } from "@/lib/chain/relayer";
@@ -56,7 +56,7 @@ async function recordLanding(db: Db, intent: IntentRow, receipt: RelayedUserOper
   // The relayer usually holds the bundle's receipt already; the block is fetched once for all the bundle's ops.
   const [transaction, block] = await Promise.all([
     bundle ?? client.getTransactionReceipt({ hash: receipt.transactionHash }),
-    coalesce(`${chain.chainId}:${chain.rpcUrl}:block:${receipt.blockNumber}`, () => client.getBlock({ blockNumber: receipt.blockNumber })),
+    blockAt(chain, receipt.blockNumber),
   ]);
   const response = {
     createdAt: Number(block.timestamp),

@@ -58,7 +58,7 @@ export const MIN_PRIORITY_FEE = 1_000_000n;
  * a base fee get the gas price +20% for both.
  */
 export function chainFees(chain: ChainConfig): Promise<Fees & { baseFee: bigint | null }> {
-  return coalesce(`${chain.chainId}:${chain.rpcUrl}:fees`, () => fetchFees(chain));
+  return coalesce(chain, "fees", () => fetchFees(chain));
 }
 
 async function fetchFees(chain: ChainConfig): Promise<Fees & { baseFee: bigint | null }> {
