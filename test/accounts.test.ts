@@ -123,6 +123,9 @@ describe("creating accounts", () => {
     expect(expanded.body.accounts[0]).toMatchObject({ object: "account", chainId: 31338, address: account.address });
     const list = await call("GET", "/v1/players", { key, query: { expand: "accounts", limit: 100 } });
     expect(list.body.data.find((p: { id: string }) => p.id === player.id).accounts).toHaveLength(2);
+    // Unexpanded, the list reads the ids in its own statement: the same ids, in the same order, as one player's.
+    const plain = await call("GET", "/v1/players", { key, query: { limit: 100 } });
+    expect(plain.body.data.find((p: { id: string }) => p.id === player.id).accounts).toEqual([{ id: second.id }, { id: account.id }]);
   });
 
   it("makes a non-custodial account for an external owner", async () => {

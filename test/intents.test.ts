@@ -72,6 +72,8 @@ describe("sponsored custodial intents", () => {
 
     // Player, account and policy embed it; lists filter by status, player and policy.
     expect((await call("GET", `/v1/players/${player.id}`, { key })).body.transactionIntents).toEqual([{ id: intent.id }]);
+    const inList = (await call("GET", "/v1/players", { key, query: { limit: 100 } })).body.data.find((p: { id: string }) => p.id === player.id);
+    expect(inList).toMatchObject({ transactionIntents: [{ id: intent.id }], accounts: [{ id: account.id }] });
     expect((await call("GET", `/v1/accounts/${account.id}`, { key })).body.transactionIntents).toEqual([{ id: intent.id }]);
     expect((await call("GET", `/v1/policies/${policy.id}`, { key })).body.transactionIntents).toEqual([{ id: intent.id }]);
     const listed = await call("GET", "/v1/transaction_intents", { key, query: { status: 1, player: [player.id], policy: policy.id, expand: ["account"] } });

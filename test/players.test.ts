@@ -69,6 +69,9 @@ describe("players", () => {
     const second = await call("GET", "/v1/players", { key, query: { skip: 10, limit: 10 } });
     expect(second.body).toMatchObject({ start: 10, end: 13, total: 13 });
     expect(second.body.data.map((p: { id: string }) => p.id)).toEqual(ids.slice(0, 3).reverse());
+    // Past the end the page is empty and still counts the matches.
+    expect((await call("GET", "/v1/players", { key, query: { skip: 20 } })).body).toMatchObject({ start: 20, end: 20, total: 13, data: [] });
+    expect((await call("GET", "/v1/players", { key, query: { name: "nobody" } })).body).toMatchObject({ start: 0, end: 0, total: 0, data: [] });
     const asc = await call("GET", "/v1/players", { key, query: { order: "asc", limit: 3 } });
     expect(asc.body.data.map((p: { id: string }) => p.id)).toEqual(ids.slice(0, 3));
     const byName = await call("GET", "/v1/players", { key, query: { name: "p7" } });

@@ -1,4 +1,4 @@
-import { and, desc, eq, ilike, inArray, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, ilike, inArray, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { getAddress, hashTypedData, serializeErc6492Signature, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { accountAddressOf, accountMessageDigest, accountSalt, deploymentOf, readAccountState } from "@/lib/chain/accounts";
 import { onChain, publicClient } from "@/lib/chain/clients";
@@ -114,6 +114,11 @@ export async function accountsOfPlayers(db: Queryable, ctx: ProjectContext, play
   for (const row of rows) byPlayer.get(row.playerId)?.push(row);
   return byPlayer;
 }
+
+/** The ids of a player's accounts, newest first, as a column of a statement over players (`player` is its id). */
+export const accountIdsOf = (ctx: ProjectContext, player: AnyColumn): SQL<string[]> =>
+  // Nested: a single-table select writes the columns of its fields' own chunks unqualified, which would lose the player's table.
+  sql`array(${sql`select ${accounts.id} from ${accounts} where ${scoped(ctx, eq(accounts.playerId, player))} order by ${accounts.createdAt} desc, ${accounts.id} desc`})`;
 
 /** Refreshes deployment, owner and pending owner from the chain. */
 export async function syncAccount(db: Queryable, ctx: ProjectContext, id: string): Promise<AccountRow> {

@@ -1,4 +1,4 @@
-import { asc, count, desc, type AnyColumn, type SQL } from "drizzle-orm";
+import { asc, count, desc, getTableColumns, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { Queryable } from "@/lib/db/client";
 
@@ -21,26 +21,33 @@ type ListableTable = PgTable & { createdAt: AnyColumn; id: AnyColumn };
 
 /**
  * One page of a table's rows matching `where`, newest first unless asked otherwise (the id
- * breaks ties so pages never overlap), with the total count of matches.
+ * breaks ties so pages never overlap), with the total count of matches: one statement (the
+ * count is a window over the same matches), and a second only for a page past the end.
+ * `extra` adds columns computed per row in the same statement (ids a response embeds), returned
+ * beside the rows, in their order.
  */
-export async function listPage<T extends ListableTable>(
+export async function listPage<T extends ListableTable, X extends Record<string, SQL> = Record<never, SQL>>(
   db: Queryable,
   table: T,
   where: SQL | undefined,
   params: ListParams,
-): Promise<{ rows: T["$inferSelect"][]; total: number }> {
+  extra?: X,
+): Promise<{ rows: T["$inferSelect"][]; total: number; extras: { [K in keyof X]: X[K] extends SQL<infer V> ? V : never }[] }> {
   const dir = params.order === "asc" ? asc : desc;
-  const [rows, [counted]] = await Promise.all([
-    db
-      .select()
-      .from(table as PgTable)
-      .where(where)
-      .orderBy(dir(table.createdAt), dir(table.id))
-      .limit(params.limit ?? 10)
-      .offset(params.skip ?? 0),
-    db.select({ total: count() }).from(table as PgTable).where(where),
-  ]);
-  return { rows: rows as T["$inferSelect"][], total: counted?.total ?? 0 };
+  const skip = params.skip ?? 0;
+  const page = await db
+    .select({ row: getTableColumns(table as PgTable), ...(extra && { extra }), total: sql<number>`count(*) over ()`.mapWith(Number) })
+    .from(table as PgTable)
+    .where(where)
+    .orderBy(dir(table.createdAt), dir(table.id))
+    .limit(params.limit ?? 10)
+    .offset(skip);
+  const rows = page.map((p) => p.row) as T["$inferSelect"][];
+  const extras = page.map((p) => ("extra" in p ? p.extra : {})) as { [K in keyof X]: X[K] extends SQL<infer V> ? V : never }[];
+  if (page.length > 0) return { rows, total: page[0]!.total, extras };
+  if (skip === 0) return { rows, total: 0, extras };
+  const [counted] = await db.select({ total: count() }).from(table as PgTable).where(where);
+  return { rows, total: counted?.total ?? 0, extras };
 }
 
 export function listEnvelope<T>(url: string, params: ListParams, data: T[], total: number): ListEnvelope<T> {

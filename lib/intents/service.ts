@@ -1,6 +1,6 @@
 // Transaction intents: creating one (building, sponsoring and signing its userOperation), recording it, reading them.
 import crypto from "node:crypto";
-import { and, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, lte, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { toHex, type Address, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
@@ -248,6 +248,11 @@ export async function listIntents(db: Queryable, ctx: ProjectContext, input: Lis
   );
   return listPage(db, transactionIntents, where, input);
 }
+
+/** The ids of an owner's latest 10 intents, as a column of a statement over owners (`owner` is the owner's id). */
+export const latestIntentIdsOf = (column: "playerId" | "accountId" | "policyId" | "sessionId", owner: AnyColumn): SQL<string[]> =>
+  // Nested: a single-table select writes the columns of its fields' own chunks unqualified, which would lose the owner's table.
+  sql`array(${sql`select ${transactionIntents.id} from ${transactionIntents} where ${transactionIntents[column]} = ${owner} order by ${transactionIntents.createdAt} desc, ${transactionIntents.id} desc limit 10`})`;
 
 /** The latest intents (ids) of players, accounts or policies, for embedding (10 each). */
 export async function latestIntentIds(db: Queryable, column: "playerId" | "accountId" | "policyId" | "sessionId", ids: string[]): Promise<Map<string, { id: string }[]>> {

@@ -3,7 +3,8 @@ import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { deletedResource, listResponse } from "@/lib/http/resource";
 import { createPlayerInput, getPlayerInput, listPlayersInput, playerResponse, updatePlayerInput } from "./schema";
-import { presentPlayer, presentPlayers } from "./present";
+import { playerRefColumns, presentPlayer, presentPlayers } from "./present";
+import { serializePlayer } from "./serializer";
 import * as players from "./service";
 
 const tag = "Players";
@@ -16,7 +17,8 @@ export const createPlayer = defineOperation({
   tag,
   input: createPlayerInput,
   response: playerResponse,
-  run: async ({ db, project, input }) => presentPlayer(db, project, await players.createPlayer(db, project, input), input.expand),
+  // A new player has no accounts or intents yet: nothing to look up.
+  run: async ({ db, project, input }) => serializePlayer(await players.createPlayer(db, project, input)),
 });
 
 export const listPlayers = defineOperation({
@@ -28,8 +30,8 @@ export const listPlayers = defineOperation({
   input: listPlayersInput,
   response: listResponse(playerResponse),
   run: async ({ db, project, input, path }) => {
-    const { rows, total } = await players.listPlayers(db, project, input);
-    return listEnvelope(path, input, await presentPlayers(db, project, rows, input.expand), total);
+    const { rows, total, extras } = await players.listPlayers(db, project, input, playerRefColumns(project));
+    return listEnvelope(path, input, await presentPlayers(db, project, rows, input.expand, extras), total);
   },
 });
 

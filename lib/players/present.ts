@@ -1,21 +1,40 @@
 import { serializeAccount } from "@/lib/accounts/serializer";
-import { accountsOfPlayers } from "@/lib/accounts/service";
+import { accountIdsOf, accountsOfPlayers } from "@/lib/accounts/service";
 import type { Queryable } from "@/lib/db/client";
-import { embeddedIntents } from "@/lib/intents/service";
+import { players } from "@/lib/db/schema";
+import { embeddedIntents, latestIntentIdsOf } from "@/lib/intents/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { serializePlayer } from "./serializer";
 import type { PlayerRow } from "./service";
 
-/** Players as the API shows them: accounts and latest intents as `{id}`, or in full when expanded. */
-export async function presentPlayers(db: Queryable, ctx: ProjectContext, rows: PlayerRow[], expand: readonly string[] | undefined) {
+/** The ids a player embeds, as columns of the statement that reads the players: no lookups after it. */
+export const playerRefColumns = (ctx: ProjectContext) => ({ accountIds: accountIdsOf(ctx, players.id), intentIds: latestIntentIdsOf("playerId", players.id) });
+
+export interface PlayerRefs {
+  accountIds: string[];
+  intentIds: string[];
+}
+
+const asRefs = (ids: string[]) => ids.map((id) => ({ id }));
+
+/**
+ * Players as the API shows them: accounts and latest intents as `{id}`, or in full when expanded.
+ * `refs` (per row, from `playerRefColumns`) spares the lookups of what is not expanded.
+ */
+export async function presentPlayers(db: Queryable, ctx: ProjectContext, rows: PlayerRow[], expand: readonly string[] | undefined, refs?: PlayerRefs[]) {
   const ids = rows.map((r) => r.id);
+  const fullAccounts = expand?.includes("accounts") ?? false;
+  const fullIntents = expand?.includes("transactionIntents") ?? false;
   const [accountsBy, intentsBy] = await Promise.all([
-    accountsOfPlayers(db, ctx, ids),
-    embeddedIntents(db, "playerId", ids, expand?.includes("transactionIntents") ?? false),
+    refs && !fullAccounts ? null : accountsOfPlayers(db, ctx, ids),
+    refs && !fullIntents ? null : embeddedIntents(db, "playerId", ids, fullIntents),
   ]);
-  const full = expand?.includes("accounts") ?? false;
-  return rows.map((row) =>
-    serializePlayer(row, (accountsBy.get(row.id) ?? []).map((a) => (full ? serializeAccount(a) : { id: a.id })), intentsBy.get(row.id) ?? []),
+  return rows.map((row, i) =>
+    serializePlayer(
+      row,
+      accountsBy ? (accountsBy.get(row.id) ?? []).map((a) => (fullAccounts ? serializeAccount(a) : { id: a.id })) : asRefs(refs![i]!.accountIds),
+      intentsBy ? (intentsBy.get(row.id) ?? []) : asRefs(refs![i]!.intentIds),
+    ),
   );
 }
 

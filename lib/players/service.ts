@@ -35,13 +35,14 @@ export async function getPlayer(db: Queryable, ctx: ProjectContext, id: string):
   return row;
 }
 
-export async function listPlayers(db: Queryable, ctx: ProjectContext, input: ListPlayersInput) {
+/** A page of players; `extra`: columns computed per player in the same statement (see listPage). */
+export async function listPlayers<X extends Record<string, SQL>>(db: Queryable, ctx: ProjectContext, input: ListPlayersInput, extra?: X) {
   const where = scoped(
     ctx,
     input.name !== undefined ? eq(players.name, input.name) : undefined,
     input.email !== undefined ? eq(players.email, input.email) : undefined,
   );
-  return listPage(db, players, where, input);
+  return listPage(db, players, where, input, extra);
 }
 
 export async function updatePlayer(db: Queryable, ctx: ProjectContext, id: string, input: CreatePlayerInput): Promise<PlayerRow> {
