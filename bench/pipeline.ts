@@ -1,7 +1,7 @@
 // The request pipeline: our routes next to the framework floor (GET /healthz: a route handler returning constant
 // JSON, no authentication, no database), measured in the same run with the same client.
 import { request } from "./http";
-import { now, pool, quantile } from "./lib";
+import { cpuMeter, now, pool, quantile, type CpuGroups } from "./lib";
 
 interface Scenario {
   name: string;
@@ -14,14 +14,17 @@ export interface PipelineResult {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU milliseconds per request, by process group (server, PostgreSQL, the client). */
+  cpuMs: Record<string, number>;
 }
 
 /** Request numbers, distinct over all runs (names and idempotency keys never repeat). */
 let sequence = 0;
 
-async function run(base: string, scenario: Scenario, total: number, clients: number): Promise<PipelineResult> {
+async function run(base: string, scenario: Scenario, total: number, clients: number, groups: CpuGroups): Promise<PipelineResult> {
   const latencies: number[] = [];
   let errors = 0;
+  const cpu = cpuMeter(groups);
   const started = now();
   await pool(clients, total, async () => {
     const { path, ...init } = scenario.request(sequence++);
@@ -31,7 +34,8 @@ async function run(base: string, scenario: Scenario, total: number, clients: num
     if (res.status !== 200) errors++;
   });
   const seconds = (now() - started) / 1000;
-  return { name: scenario.name, rps: total / seconds, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), errors };
+  const cpuMs = Object.fromEntries(Object.entries(cpu()).map(([group, s]) => [group, (1000 * s) / total]));
+  return { name: scenario.name, rps: total / seconds, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), errors, cpuMs };
 }
 
 export const FRAMEWORK_FLOOR = "GET /healthz (framework floor)";
@@ -39,7 +43,7 @@ export const GET_PLAYERS = "GET /v1/players?limit=10";
 export const POST_PLAYERS = "POST /v1/players (form)";
 
 /** Each scenario `requests` times from `clients` concurrent clients, the framework floor first; the results by name. */
-export async function benchPipeline(base: string, secret: string, options: { clients: number; requests: number; database: string }) {
+export async function benchPipeline(base: string, secret: string, options: { clients: number; requests: number; database: string; cpu: CpuGroups }) {
   const auth = { authorization: `Bearer ${secret}` };
   const form = { ...auth, "content-type": "application/x-www-form-urlencoded" };
   const scenarios: Scenario[] = [
@@ -57,16 +61,17 @@ export async function benchPipeline(base: string, secret: string, options: { cli
     },
   ];
   // Warm-up: every route compiled and its caches filled before anything is timed.
-  for (const scenario of scenarios) await run(base, scenario, 200, options.clients);
+  for (const scenario of scenarios) await run(base, scenario, 200, options.clients, options.cpu);
   console.log(`\nRequest pipeline: ${options.database}, ${options.clients} concurrent keep-alive clients (node:http), ${options.requests} requests each scenario\n`);
-  console.log(`${"scenario".padEnd(42)}   req/s   p50 ms   p99 ms  errors  ÷ floor`);
+  const groups = ["client", ...Object.keys(options.cpu)];
+  console.log(`${"scenario".padEnd(42)}   req/s   p50 ms   p99 ms  errors  ÷ floor   CPU ms per request: ${groups.join(" / ")}`);
   const results = new Map<string, PipelineResult>();
   for (const scenario of scenarios) {
-    const r = await run(base, scenario, options.requests, options.clients);
+    const r = await run(base, scenario, options.requests, options.clients, options.cpu);
     results.set(r.name, r);
     const floor = results.get(FRAMEWORK_FLOOR)!;
     console.log(
-      `${scenario.name.padEnd(42)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.errors).padStart(7)} ${(r.rps / floor.rps).toFixed(2).padStart(8)}`,
+      `${scenario.name.padEnd(42)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.errors).padStart(7)} ${(r.rps / floor.rps).toFixed(2).padStart(8)}   ${groups.map((g) => (r.cpuMs[g] ?? 0).toFixed(2)).join(" / ")}`,
     );
   }
   return results;

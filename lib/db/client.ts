@@ -10,6 +10,7 @@ import postgres from "postgres";
 import { dataDir } from "@/lib/config";
 import { flushRequestLog } from "@/lib/http/request-log";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded";
+import { preparingClient } from "./prepared";
 import * as schema from "./schema";
 
 /** The same drizzle API over either driver. */
@@ -37,7 +38,7 @@ const MIGRATION_LOCK = 7_253_001;
 
 async function openPostgres(url: string): Promise<DbHandle> {
   const sql = postgres(url, { max: Number(process.env.DATABASE_POOL_SIZE ?? 30), onnotice: () => {} });
-  const db = drizzlePostgres(sql, { schema, casing: "snake_case" });
+  const db = drizzlePostgres(preparingClient(sql), { schema, casing: "snake_case" });
   // Several instances may start at once against one PostgreSQL: one migrates, the others wait.
   const lockConn = await sql.reserve();
   try {

@@ -19,10 +19,13 @@ export interface ListEnvelope<T> {
 
 type ListableTable = PgTable & { createdAt: AnyColumn; id: AnyColumn };
 
+const countOf = (db: Queryable, table: PgTable, where: SQL | undefined) => db.select({ total: count() }).from(table).where(where);
+
 /**
  * One page of a table's rows matching `where`, newest first unless asked otherwise (the id
  * breaks ties so pages never overlap), with the total count of matches: one statement (the
- * count is a window over the same matches), and a second only for a page past the end.
+ * count is a scalar subquery, which PostgreSQL runs once over the index, where a window over the
+ * matches would carry every matching row), and a second only for a page past the end.
  * `extra` adds columns computed per row in the same statement (ids a response embeds), returned
  * beside the rows, in their order.
  */
@@ -36,7 +39,7 @@ export async function listPage<T extends ListableTable, X extends Record<string,
   const dir = params.order === "asc" ? asc : desc;
   const skip = params.skip ?? 0;
   const page = await db
-    .select({ row: getTableColumns(table as PgTable), ...(extra && { extra }), total: sql<number>`count(*) over ()`.mapWith(Number) })
+    .select({ row: getTableColumns(table as PgTable), ...(extra && { extra }), total: sql<number>`${countOf(db, table, where)}`.mapWith(Number) })
     .from(table as PgTable)
     .where(where)
     .orderBy(dir(table.createdAt), dir(table.id))
@@ -46,7 +49,7 @@ export async function listPage<T extends ListableTable, X extends Record<string,
   const extras = page.map((p) => ("extra" in p ? p.extra : {})) as { [K in keyof X]: X[K] extends SQL<infer V> ? V : never }[];
   if (page.length > 0) return { rows, total: page[0]!.total, extras };
   if (skip === 0) return { rows, total: 0, extras };
-  const [counted] = await db.select({ total: count() }).from(table as PgTable).where(where);
+  const [counted] = await countOf(db, table, where);
   return { rows, total: counted?.total ?? 0, extras };
 }
 

@@ -1,4 +1,4 @@
-import { and, eq, gte } from "drizzle-orm";
+import { and, eq, gte, sql } from "drizzle-orm";
 import type { Db, Queryable } from "@/lib/db/client";
 import { requestLogs } from "@/lib/db/schema";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -55,7 +55,12 @@ export function flushRequestLog(): Promise<void> {
   buffer.flushing = buffer.flushing.then(async () => {
     if (!db || rows.length === 0) return;
     try {
-      await db.insert(requestLogs).values(rows);
+      // One statement of one shape whatever the batch's size: the rows travel as one JSON parameter
+      // (a VALUES list per size would be a statement, and a prepared plan, per size).
+      const json = JSON.stringify(rows.map((r) => ({ ...r, createdAt: r.createdAt!.toISOString() })));
+      await db.execute(sql`insert into ${requestLogs} (id, project_id, livemode, method, path, status, duration_ms, created_at)
+        select id, "projectId", livemode, method, path, status, "durationMs", "createdAt" from jsonb_to_recordset(${json}::jsonb)
+        as r(id text, "projectId" text, livemode boolean, method text, path text, status integer, "durationMs" integer, "createdAt" timestamptz)`);
     } catch (err) {
       console.error(JSON.stringify({ level: "error", error: `request log: ${err instanceof Error ? err.message : String(err)}`, lost: rows.length }));
     }
