@@ -1,4 +1,5 @@
-import { ConsoleLogger, type LogArg, type Logger } from "inngest";
+import type { LogArg, Logger } from "inngest";
+import { log } from "@/lib/log";
 import { errorText, redact } from "@/lib/redact";
 
 const redactValue = (value: unknown): unknown => (typeof value === "string" ? redact(value) : value instanceof Error ? errorText(value) : value);
@@ -12,13 +13,18 @@ const redactArg = (arg: LogArg): LogArg => {
 };
 
 /**
- * The Inngest SDK logs every step and function error with the error itself ("Inngest step
- * error"); a viem error there carries the RPC URL, a webhook error its receiver. Redacted first.
+ * The Inngest SDK's logs, into the service's (lib/log.ts). The SDK logs every step and function
+ * error with the error itself ("Inngest step error"); a viem error there carries the RPC URL, a
+ * webhook error its receiver: redacted first.
  */
-export function redactingLogger(inner: Logger = new ConsoleLogger()): Logger {
+export function redactingLogger(inner: Logger = log as unknown as Logger): Logger {
   const level =
     (name: keyof Logger) =>
-    (...args: LogArg[]) =>
-      inner[name](...args.map(redactArg));
+    (...args: LogArg[]) => {
+      const [first, ...rest] = args.map(redactArg);
+      // ("message", error, …) as the SDK calls: pino would drop what follows a message without placeholders.
+      if (typeof first === "string" && rest.length) inner[name]({ details: rest } as unknown as LogArg, first);
+      else inner[name](...([first, ...rest] as LogArg[]));
+    };
   return { info: level("info"), warn: level("warn"), error: level("error"), debug: level("debug") };
 }

@@ -1,11 +1,12 @@
 import crypto from "node:crypto";
 import { CronExpressionParser } from "cron-parser";
-import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, notInArray, sql } from "drizzle-orm";
 import type { InngestFunction } from "inngest";
 import { ServerTiming } from "inngest/internals";
 import { StepMode } from "inngest/types";
 import type { Db } from "@/lib/db/client";
-import { errorText } from "@/lib/redact";
+import { log } from "@/lib/log";
+import { metrics } from "@/lib/metrics";
 import { functionRuns, transactionIntents } from "@/lib/db/schema";
 import { inngest, usesInngestServer } from "./client";
 
@@ -95,8 +96,12 @@ export class EmbeddedRunner {
   private readonly active = new Set<Promise<void>>();
   /** Ids of the runs this process is executing: never claimed again meanwhile. */
   private readonly executing = new Set<string>();
+  /** The lease heartbeat of each run executing here: stopped when a shutdown hands the runs over. */
+  private readonly heartbeats = new Map<string, NodeJS.Timeout>();
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
+  /** When the last look for due runs ended, and whether it failed (readiness: is this runner leasing?). */
+  private lastTick = { at: 0, error: null as string | null };
   private ticking = false;
   private again = false;
   private readonly opts: Required<RunnerOptions>;
@@ -155,12 +160,38 @@ export class EmbeddedRunner {
     this.kick();
   }
 
-  /** Stops claiming runs and waits for those in flight. */
-  async stop() {
+  /**
+   * Stops claiming runs and waits for those in flight, at most `graceMs`: the runs still executing
+   * then are handed over (lease released, heartbeat stopped), so another instance, or this one
+   * restarted, takes them at once instead of when the lease would have expired. Their stored steps
+   * make that safe: a step that had not finished is run again, as after a crash. Answers how many
+   * runs were handed over.
+   */
+  async stop(graceMs = Infinity): Promise<number> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await Promise.allSettled([...this.active]);
+    let timeout: NodeJS.Timeout | undefined;
+    const settled = Promise.allSettled([...this.active]).then(() => true);
+    const waited = Number.isFinite(graceMs) ? Promise.race([settled, new Promise<false>((r) => (timeout = setTimeout(() => r(false), graceMs)))]) : settled;
+    const finished = await waited;
+    clearTimeout(timeout);
+    if (finished || this.executing.size === 0) return 0;
+    const ids = [...this.executing];
+    for (const id of ids) clearInterval(this.heartbeats.get(id));
+    this.heartbeats.clear();
+    await this.db
+      .update(functionRuns)
+      .set({ lockedUntil: null, updatedAt: sql`now()` })
+      .where(and(inArray(functionRuns.id, ids), eq(functionRuns.status, "running")));
+    return ids.length;
+  }
+
+  /** Whether this runner is taking runs: started, and its last look for due runs recent and without error. */
+  health(now = Date.now()): { ok: boolean; executing: number; lastTickMsAgo: number | null; error: string | null } {
+    const lastTickMsAgo = this.lastTick.at ? now - this.lastTick.at : null;
+    const recent = lastTickMsAgo !== null && lastTickMsAgo < Math.max(10_000, this.opts.pollMs * 10);
+    return { ok: !this.stopped && recent && !this.lastTick.error, executing: this.executing.size, lastTickMsAgo, error: this.lastTick.error };
   }
 
   /** Wakes the runner now instead of at the next poll. */
@@ -190,7 +221,7 @@ export class EmbeddedRunner {
         if (free <= 0 || this.byId.size === 0) break;
         for (const run of await this.claim(free)) {
           const job = this.execute(run)
-            .catch((err) => console.error(`function run ${run.id} (${run.functionId}) crashed the runner:`, errorText(err)))
+            .catch((err: unknown) => log.error({ runId: run.id, function: run.functionId, err }, "function run crashed the runner"))
             .finally(() => {
               this.active.delete(job);
               this.kick();
@@ -198,8 +229,10 @@ export class EmbeddedRunner {
           this.active.add(job);
         }
       } while (this.again && !this.stopped);
+      this.lastTick = { at: Date.now(), error: null };
     } catch (err) {
-      console.error("embedded runner: could not schedule or claim runs:", errorText(err));
+      log.error({ err }, "embedded runner: could not schedule or claim runs");
+      this.lastTick = { at: Date.now(), error: err instanceof Error ? err.message : String(err) };
     } finally {
       this.ticking = false;
       this.schedule(this.opts.pollMs);
@@ -223,6 +256,7 @@ export class EmbeddedRunner {
     const due = this.db
       .select({
         id: functionRuns.id,
+        status: functionRuns.status,
         runAt: functionRuns.runAt,
         share: share.as("share"),
         turn: sql<number>`row_number() over (partition by ${share} order by ${functionRuns.runAt})`.as("turn"),
@@ -248,17 +282,25 @@ export class EmbeddedRunner {
       .as("busy");
     const rank = sql`${due.turn} + coalesce(${busy.running}, 0)`;
     const picked = this.db
-      .select({ id: due.id })
+      .select({ id: sql<string>`${due.id}`.as("picked_id"), was: sql<string>`${due.status}`.as("was") })
       .from(due)
       .leftJoin(busy, eq(busy.share, due.share))
       .where(sql`${rank} <= ${this.opts.projectShare}`)
       .orderBy(rank, due.runAt)
-      .limit(limit);
-    return this.db
+      .limit(limit)
+      .as("picked");
+    const claimed = await this.db
       .update(functionRuns)
       .set({ status: "running", lockedUntil: sql`now() + ${lease}::interval`, updatedAt: sql`now()` })
-      .where(and(inArray(functionRuns.id, picked), inArray(functionRuns.status, ["queued", "running"]), unleased))
-      .returning();
+      .from(picked)
+      .where(and(eq(functionRuns.id, picked.id), inArray(functionRuns.status, ["queued", "running"]), unleased))
+      .returning({ ...getTableColumns(functionRuns), was: picked.was });
+    // A run found "running" was leased by a process that stopped renewing it: died, or lost its database.
+    for (const run of claimed.filter((r) => r.was === "running")) {
+      metrics.takeovers.inc({ function: run.functionId });
+      log.warn({ runId: run.id, function: run.functionId, eventId: run.eventId, attempt: run.attempt }, "run taken over after its lease expired");
+    }
+    return claimed;
   }
 
   private async save(id: string, fields: Partial<typeof functionRuns.$inferInsert>, keepLease = true) {
@@ -306,15 +348,24 @@ export class EmbeddedRunner {
     };
     const heartbeat = setInterval(() => void renew().catch(() => {}), Math.max(10, Math.floor(this.opts.leaseMs / 3)));
     heartbeat.unref?.();
+    this.heartbeats.set(run.id, heartbeat);
+    const started = performance.now();
     try {
-      await this.executeSteps(run);
+      const outcome = await this.executeSteps(run);
+      metrics.runs.inc({ function: run.functionId, outcome });
+      metrics.runSeconds.observe({ function: run.functionId }, (performance.now() - started) / 1000);
+      const fields = { runId: run.id, function: run.functionId, eventId: run.eventId, attempt: run.attempt, outcome, durationMs: Math.round(performance.now() - started) };
+      if (outcome === "failed") log.error(fields, "run");
+      else log.info(fields, "run");
     } finally {
       clearInterval(heartbeat);
+      this.heartbeats.delete(run.id);
       this.executing.delete(run.id);
     }
   }
 
-  private async executeSteps(run: RunRow): Promise<void> {
+  /** Executes the run's steps until it ends, sleeps or is to be retried: which of those it was. */
+  private async executeSteps(run: RunRow): Promise<"completed" | "failed" | "retry" | "sleeping"> {
     const fn = this.byId.get(run.functionId)!;
     const maxRetries = (fn.opts as { retries?: number }).retries ?? DEFAULT_RETRIES;
     const order = [...run.steps.order];
@@ -330,7 +381,7 @@ export class EmbeddedRunner {
           if (step.error !== undefined && step.op !== "StepRun") {
             if (result.retriable !== false && attempt < maxRetries) {
               await this.save(run.id, { status: "queued", attempt: attempt + 1, runAt: this.retryAt(attempt + 1), steps: { order, state }, lockedUntil: null }, false);
-              return;
+              return "retry";
             }
             state[step.id] = { id: step.id, error: step.error };
           } else {
@@ -351,7 +402,7 @@ export class EmbeddedRunner {
           if (sleeps.length !== result.steps.length) {
             const ops = [...new Set(result.steps.map((s) => s.op))].join(", ");
             await this.save(run.id, { status: "failed", error: `the embedded runner does not support ${ops}`, lockedUntil: null }, false);
-            return;
+            return "failed";
           }
           let wake = 0;
           for (const sleep of sleeps) {
@@ -361,25 +412,25 @@ export class EmbeddedRunner {
           }
           if (wake > Date.now()) {
             await this.save(run.id, { status: "queued", attempt: 0, runAt: new Date(wake), steps: { order, state }, lockedUntil: null }, false);
-            return;
+            return "sleeping";
           }
           continue;
         }
         case "function-resolved":
           await this.save(run.id, { status: "completed", output: (result.data ?? null) as never, steps: { order, state }, lockedUntil: null }, false);
-          return;
+          return "completed";
         case "function-rejected": {
           if (result.retriable !== false && attempt < maxRetries) {
             await this.save(run.id, { status: "queued", attempt: attempt + 1, runAt: this.retryAt(attempt + 1), steps: { order, state }, lockedUntil: null }, false);
-            return;
+            return "retry";
           }
           const error = result.error as { message?: string } | undefined;
           await this.save(run.id, { status: "failed", error: error?.message ?? String(result.error), steps: { order, state }, lockedUntil: null }, false);
-          return;
+          return "failed";
         }
         default:
           await this.save(run.id, { status: "failed", error: `unexpected execution result ${result.type}`, lockedUntil: null }, false);
-          return;
+          return "failed";
       }
     }
   }

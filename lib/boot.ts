@@ -6,7 +6,9 @@ import { stopLocalChains } from "@/lib/chain/local";
 import { closeDb, getDbHandle } from "@/lib/db/client";
 import { ensureRunner } from "@/inngest/send";
 import { fanOutStragglers } from "@/lib/deliveries/publish";
-import { redact } from "@/lib/redact";
+import { flushRequestLog } from "@/lib/http/request-log";
+import { log } from "@/lib/log";
+import { onShutdown } from "@/lib/shutdown";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
 import { createdProjectLines } from "@/lib/projects/banner";
 import { claimUrl } from "@/lib/projects/claims";
@@ -30,7 +32,7 @@ async function start() {
   const runner = await ensureRunner();
   // Events a killed predecessor published but never fanned out: at once, not at the minute sweep's 30 s bound
   // (fanning one out twice re-sends the same event ids, which the runner ignores).
-  fanOutStragglers(db, 0).catch((err) => console.error(`Fanning out unsent events at start failed: ${redact((err as Error).message)}`));
+  fanOutStragglers(db, 0).catch((err: unknown) => log.error({ err }, "fanning out unsent events at start failed"));
   const shown = (file: string) => path.relative(process.cwd(), path.join(dataDir(), file)) || ".";
   const lines = [``, `  Smart-account wallet service — API at ${base}/v1 (OpenAPI: ${base}/v1/openapi.json)`];
   lines.push(`  Database: ${embedded ? `embedded PGlite in ${shown("pglite")}` : "PostgreSQL (DATABASE_URL)"}`);
@@ -45,13 +47,15 @@ async function start() {
     lines.push(`  Claim it in the dashboard (a one-time link, shown only now; lost: npm run cli -- project claim-link):`, `    ${claimUrl(process.env.NEXTAUTH_URL ?? base, result.claimToken)}`);
   }
   lines.push(...chainLines);
-  console.log(lines.join("\n") + "\n");
+  // The banner is for the person who ran `npm start`: plain text, not a log line.
+  process.stdout.write(lines.join("\n") + "\n\n");
 
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      Promise.allSettled([runner?.stop(), stopLocalChains()])
-        .then(() => closeDb())
-        .finally(() => process.exit(0));
-    });
-  }
+  // After the HTTP server drained (lib/shutdown.ts): runs finish or are handed over, then the rest closes.
+  onShutdown("runner", async (graceMs) => {
+    const handedOver = (await runner?.stop(graceMs)) ?? 0;
+    if (handedOver) log.warn({ runs: handedOver }, "shutting down: runs still executing were handed over (leases released)");
+  });
+  onShutdown("request log", () => flushRequestLog());
+  onShutdown("local chains", () => stopLocalChains());
+  onShutdown("database", () => closeDb());
 }

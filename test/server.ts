@@ -33,6 +33,9 @@ export interface RunningServer {
   kill(): Promise<void>;
   /** Starts it again after `kill()`: same port, data dir, database, master key and environment. */
   restart(): Promise<void>;
+  /** Sends a signal (SIGTERM: a clean stop) without waiting; `exited` answers how the process ended. */
+  signal(signal: NodeJS.Signals): void;
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
 }
 
@@ -114,6 +117,11 @@ export async function startServer(
     pid: () => child.pid!,
     output: () => output,
     kill: () => exit("SIGKILL"),
+    signal: (signal) => void child.kill(signal),
+    exited: () =>
+      child.exitCode !== null || child.signalCode !== null
+        ? Promise.resolve({ code: child.exitCode, signal: child.signalCode })
+        : new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal }))),
     async restart() {
       if (child.exitCode === null && child.signalCode === null) throw new Error("restart() needs the server to be dead: kill() it first");
       output += `\n----- restart -----\n`;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { log } from "@/lib/log";
 
 export interface AnvilOptions {
   chainId: number;
@@ -89,9 +90,9 @@ export function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   if (options.stateFile) {
     const recovered = recoverStateFile(options.stateFile);
     if (recovered === "restored" || recovered === "reset") {
-      console.warn(
-        `anvil (chain ${options.chainId}): ${options.stateFile} was damaged (set aside); ` +
-          (recovered === "restored" ? "using the chain as it was at the previous start." : "starting the chain afresh."),
+      log.warn(
+        { chainId: options.chainId, stateFile: options.stateFile },
+        `anvil's state file was damaged (set aside); ${recovered === "restored" ? "using the chain as it was at the previous start" : "starting the chain afresh"}`,
       );
     }
     args.push("--state", options.stateFile, "--state-interval", "5");

@@ -8,7 +8,6 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { dataDir } from "@/lib/config";
-import { flushRequestLog } from "@/lib/http/request-log";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded";
 import { preparingClient } from "./prepared";
 import * as schema from "./schema";
@@ -114,7 +113,6 @@ export async function getDb(): Promise<Db> {
 }
 
 export async function closeDb(): Promise<void> {
-  await flushRequestLog();
   const handle = state.__dbHandle;
   state.__dbHandle = undefined;
   if (handle) await (await handle).close();

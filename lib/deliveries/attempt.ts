@@ -6,6 +6,7 @@ import { outboundFetch, OutboundRefusedError } from "@/lib/outbound";
 import { currentSecretKey } from "@/lib/projects/service";
 import { disableAfterMs } from "./schedule";
 import { openSigningSecret, standardSignature, webhookSecretOwner, webhookSignature } from "./signing";
+import { metrics } from "@/lib/metrics";
 
 const DELIVERY_TIMEOUT_MS = 10_000;
 const RESPONSE_BODY_BYTES = 1024;
@@ -123,6 +124,7 @@ export async function attemptDelivery(
     }
   }
   const durationMs = Date.now() - started;
+  metrics.deliveries.inc({ kind: args.url ? "url" : destination.triggerId ? "trigger" : "webhook", outcome: error ? "failed" : "success" });
   const attemptId = newId("event");
   await db.insert(webhookDeliveries).values({
     id: attemptId,

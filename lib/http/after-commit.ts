@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { log } from "@/lib/log";
 
 type Hook = () => Promise<void>;
 
@@ -48,20 +49,19 @@ export async function deferringSideEffects<T>(body: () => Promise<T>): Promise<{
  * recovery (e.g. the minute sweep of unsettled intents) redoes the effect.
  */
 export async function runDeferred(deferred: Deferred, context: Record<string, unknown> = {}): Promise<{ body: unknown } | undefined> {
-  const log = (what: string, err: unknown) =>
-    console.error(JSON.stringify({ level: "error", message: `${what} after commit failed; left to its recovery`, ...context, error: err instanceof Error ? err.message : String(err) }));
+  const failed = (what: string, err: unknown) => log.error({ ...context, err }, `${what} after commit failed; left to its recovery`);
   for (const hook of deferred.hooks) {
     try {
       await hook();
     } catch (err) {
-      log("side effect", err);
+      failed("side effect", err);
     }
   }
   if (!deferred.refresh) return undefined;
   try {
     return { body: await deferred.refresh() };
   } catch (err) {
-    log("refreshing the answer", err);
+    failed("refreshing the answer", err);
     return undefined;
   }
 }

@@ -11,7 +11,8 @@ import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
 import { secretKey } from "./principals";
 import { pathParams as readPathParams, readingRequest, readRequest, type RouteParams } from "./read";
-import { redact } from "@/lib/redact";
+import { log } from "@/lib/log";
+import { observeRequest } from "@/lib/metrics";
 import { recordRequest } from "./request-log";
 import { withRequestId } from "./request-context";
 
@@ -28,7 +29,7 @@ export function jsonResponse(body: unknown, status = 200, headers: Record<string
 export function errorResponse(err: unknown, requestId: string): Response {
   if (err instanceof ApiError) return jsonResponse(err.toJSON(), err.status, err.headers);
   // Unexpected: log it for operators, tell the client only the request id.
-  console.error(JSON.stringify({ level: "error", requestId, error: redact(err instanceof Error ? (err.stack ?? err.message) : String(err)) }));
+  log.error({ requestId, err }, "unexpected error");
   return jsonResponse(
     { error: { type: "api_error", message: `An unexpected error occurred. Quote request id ${requestId} when reporting it.` } },
     500,
@@ -99,6 +100,12 @@ export function handle(op: Operation) {
       response = errorResponse(err, requestId);
     }
     response.headers.set("x-request-id", requestId);
+    const durationMs = performance.now() - started;
+    log.info(
+      { requestId, projectId: project?.projectId, mode: project ? (project.livemode ? "live" : "test") : undefined, operation: op.operationId, method: request.method, status: response.status, durationMs: Math.round(durationMs * 10) / 10 },
+      "request",
+    );
+    observeRequest(op.operationId, response.status, durationMs);
     if (db && strategy.apiRequest) {
       recordRequest(db, {
         id: requestId,
@@ -106,7 +113,7 @@ export function handle(op: Operation) {
         method: request.method,
         path: url.pathname,
         status: response.status,
-        durationMs: performance.now() - started,
+        durationMs,
       });
     }
     return response;

@@ -2,6 +2,7 @@ import { lt, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { rateLimitCounters } from "@/lib/db/schema";
 import { ApiError } from "./errors";
+import { log } from "@/lib/log";
 
 /**
  * Rate limits kept in the database, so every instance behind a load balancer counts into the
@@ -75,7 +76,7 @@ function cleanUp(db: Queryable, now: number) {
   state.__rateLimitCleanup = now;
   db.delete(rateLimitCounters)
     .where(lt(rateLimitCounters.expiresAt, now))
-    .catch((err: unknown) => console.error(JSON.stringify({ level: "warn", message: "rate-limit cleanup failed", error: String(err) })));
+    .catch((err: unknown) => log.warn({ err }, "rate-limit cleanup failed"));
 }
 
 type Outcome = { allowed: boolean; hits: number; retryAfter: number };

@@ -3,6 +3,7 @@ import { ApiError, badRequest } from "./errors";
 import { MAX_PARAMS, parseBracketParams } from "./form";
 import type { Operation } from "./operation";
 import { unstorable, validate } from "./validate";
+import { log } from "@/lib/log";
 
 export type RouteParams = Record<string, string | string[] | undefined>;
 
@@ -13,7 +14,7 @@ export type RouteParams = Record<string, string | string[] | undefined>;
 export function asClientError(err: unknown, what = "request"): ApiError {
   if (err instanceof ApiError) return err;
   // Logged, as it names a check that is missing; the request's content is not.
-  console.warn(JSON.stringify({ level: "warn", event: "unreadable_request", error: err instanceof Error ? `${err.name}: ${err.message.slice(0, 200)}` : String(err).slice(0, 200) }));
+  log.warn({ error: err instanceof Error ? `${err.name}: ${err.message.slice(0, 200)}` : String(err).slice(0, 200) }, "unreadable request");
   return badRequest(`The ${what} could not be read: check its encoding and parameters.`);
 }
 

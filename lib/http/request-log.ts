@@ -3,6 +3,7 @@ import type { Db, Queryable } from "@/lib/db/client";
 import { requestLogs } from "@/lib/db/schema";
 import type { ProjectContext } from "@/lib/projects/service";
 import { listPage } from "./list";
+import { log } from "@/lib/log";
 
 export interface RequestLogEntry {
   id: string;
@@ -62,7 +63,7 @@ export function flushRequestLog(): Promise<void> {
         select id, "projectId", livemode, method, path, status, "durationMs", "createdAt" from jsonb_to_recordset(${json}::jsonb)
         as r(id text, "projectId" text, livemode boolean, method text, path text, status integer, "durationMs" integer, "createdAt" timestamptz)`);
     } catch (err) {
-      console.error(JSON.stringify({ level: "error", error: `request log: ${err instanceof Error ? err.message : String(err)}`, lost: rows.length }));
+      log.error({ err, lost: rows.length }, "request log: a batch could not be written");
     }
   });
   return buffer.flushing;

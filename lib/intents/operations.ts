@@ -15,6 +15,7 @@ import { presentIntent, presentIntents } from "./present";
 import { createIntentInput, getIntentInput, intentResponse, listIntentsInput, signatureInput } from "./schema";
 import * as intents from "./service";
 import { submitSignature } from "./signature";
+import { metrics } from "@/lib/metrics";
 
 const tag = "Transaction intents";
 
@@ -58,6 +59,7 @@ export const createIntent = defineOperation({
   response: intentResponse,
   run: async ({ db, project, input, origin }) => {
     const { intent } = await intents.createIntent(db, project, input);
+    metrics.intents.inc({ outcome: "created" });
     const optimistic = input.optimistic ?? false;
     if (optimistic) refreshAfterCommit(async () => presentIntent(await getDb(), project, await waitForLanding(await getDb(), intent), input.expand, origin));
     return presentIntent(db, project, await relayIntent(db, intent, optimistic), input.expand, origin);

@@ -15,6 +15,7 @@ import { signingSender, rebuildIntent, type RebuildOptions } from "./rebuild";
 import type { IntentSender } from "./sender";
 import type { IntentRow } from "./service";
 import { deserializeUserOp } from "./userop-json";
+import { metrics } from "@/lib/metrics";
 
 const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
 
@@ -92,6 +93,8 @@ async function recordLanding(db: Db, intent: IntentRow, receipt: RelayedUserOper
       updatedAt: sql`now()`,
     })
     .where(eq(transactionIntents.id, intent.id));
+  metrics.intents.inc({ outcome: receipt.success ? "landed" : "reverted" });
+  if (receipt.success) metrics.landSeconds.observe((Date.now() - intent.createdAt.getTime()) / 1000);
   // Any landed op (even one whose calls reverted) has deployed its account.
   await db.update(accounts).set({ deployed: true, updatedAt: sql`now()` }).where(and(eq(accounts.id, intent.accountId), eq(accounts.deployed, false)));
 }
@@ -178,6 +181,7 @@ export async function failIntent(db: Db, intentId: string, reason: string): Prom
     .set({ status: "failed", error: reason, updatedAt: sql`now()` })
     .where(and(eq(transactionIntents.id, intentId), inArray(transactionIntents.status, ["pending", "broadcast"])))
     .returning({ id: transactionIntents.id });
+  if (rows.length > 0) metrics.intents.inc({ outcome: "failed" });
   return rows.length > 0;
 }
 

@@ -4,6 +4,7 @@ import { defineOperation } from "@/lib/http/operation";
 import type { AuthStrategy } from "@/lib/http/principals";
 import { findPublishableKey } from "@/lib/projects/service";
 import { paymasterRpc, rpcErrorOf, rpcId, RpcError } from "./rpc";
+import { log } from "@/lib/log";
 
 /**
  * The project's publishable key in the path: a URL an ERC-7677 client (or a registered paymaster) can carry
@@ -47,7 +48,7 @@ export const paymasterServiceRpc = defineOperation({
       return { jsonrpc: "2.0" as const, id, result: await paymasterRpc(db, project, input.method, input.params) };
     } catch (err) {
       const error = rpcErrorOf(err);
-      if (error.code === -32603) console.error(JSON.stringify({ level: "error", message: "paymaster service failed", error: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
+      if (error.code === -32603) log.error({ err }, "paymaster service failed");
       return { jsonrpc: "2.0" as const, id, error };
     }
   },

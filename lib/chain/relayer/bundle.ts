@@ -20,6 +20,7 @@ import { pickExecutor } from "./executors";
 import { findUserOperationReceipt, receiptsFromLogs, waitForUserOperationReceipt } from "./receipts";
 import { NonceTakenError, sendBundle, waitMined } from "./send";
 import type { BundleResult, RelayedUserOperationReceipt, RelayResult } from "./types";
+import { metrics } from "@/lib/metrics";
 
 export interface Entry {
   op: UserOp;
@@ -166,6 +167,7 @@ export async function relayBundle(chain: ChainConfig, entries: Entry[], attempt:
     const call = { data: handleOpsData(screened.kept, executor.account.address), gas: screened.gas };
     const started = Date.now();
     const first = await sendBundle(chain, executor, call, fees);
+    metrics.bundleOps.observe({ chain: String(chain.chainId) }, screened.kept.length);
     events.emit("bundle:sent", {
       chainId: chain.chainId,
       executor: executor.account.address,

@@ -5,6 +5,8 @@ import { ApiError } from "@/lib/http/errors";
 import { publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
 import { relayFor, type Executor } from "./config";
+import { log } from "@/lib/log";
+import { metrics } from "@/lib/metrics";
 
 /** No executor can pay for the bundle's gas on a real chain: the operator must fund them. */
 export class RelayerFundsError extends ApiError {
@@ -47,6 +49,7 @@ export async function pickExecutor(chain: ChainConfig, needed: bigint): Promise<
     try {
       const address = executor.account.address;
       const balance = await publicClient(chain).getBalance({ address });
+      metrics.executorBalance.set({ chain: String(chain.chainId), executor: address }, Number(balance));
       if (chain.dev) {
         if (balance < needed * LOW_BALANCE_BUNDLES) await topUp(chain, address);
         return executor;
@@ -62,7 +65,7 @@ export async function pickExecutor(chain: ChainConfig, needed: bigint): Promise<
     }
     executor.inflight--;
   }
-  console.warn(JSON.stringify({ level: "warn", chainId: chain.chainId, message: "relayer executors cannot pay for a bundle", needed: needed.toString(), balances: balances.map((b) => ({ address: b.address, balance: b.balance.toString() })) }));
+  log.warn({ chainId: chain.chainId, needed: needed.toString(), balances: balances.map((b) => ({ address: b.address, balance: b.balance.toString() })) }, "relayer executors cannot pay for a bundle");
   throw new RelayerFundsError(chain, balances, needed);
 }
 
@@ -74,11 +77,5 @@ function warnLow(chain: ChainConfig, address: Address, balance: bigint, needed: 
   const key = `${chain.chainId}:${address}`;
   if (Date.now() - (lowWarnedAt.get(key) ?? 0) < 600_000) return;
   lowWarnedAt.set(key, Date.now());
-  console.warn(
-    JSON.stringify({
-      level: "warn",
-      chainId: chain.chainId,
-      message: `relayer executor ${address} is low on funds: ${formatEther(balance)} ${chain.nativeCurrency.symbol}, about ${balance / needed} bundles; fund it`,
-    }),
-  );
+  log.warn({ chainId: chain.chainId, executor: address }, `relayer executor ${address} is low on funds: ${formatEther(balance)} ${chain.nativeCurrency.symbol}, about ${balance / needed} bundles; fund it`);
 }

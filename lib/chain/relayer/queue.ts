@@ -4,6 +4,7 @@ import { userOperationHash, type UserOp } from "@/lib/chain/userop";
 import { orderForBundle, relayBundle, relayThroughBundler } from "./bundle";
 import { relayFor, state, type ChainRelay } from "./config";
 import type { RelayResult } from "./types";
+import { metrics } from "@/lib/metrics";
 
 /**
  * Queues a signed op for the next bundle on its chain: ops arriving within batchWindowMs of the first (up to
@@ -26,10 +27,13 @@ export function enqueue(chain: ChainConfig, op: UserOp): Promise<RelayResult> {
     else relay.timer ??= setTimeout(() => flush(chain, relay), batchWindowMs);
   }
   relay.pending.set(hash, promise);
-  promise.then(
-    () => relay.pending.delete(hash),
-    () => relay.pending.delete(hash),
-  );
+  const pendingOps = () => metrics.pendingOps.set({ chain: String(chain.chainId) }, relay.pending.size);
+  pendingOps();
+  const settled = () => {
+    relay.pending.delete(hash);
+    pendingOps();
+  };
+  promise.then(settled, settled);
   return promise;
 }
 

@@ -8,6 +8,7 @@ import type { ChainConfig } from "@/lib/chain/registry";
 import { chainFees, type Fees } from "@/lib/chain/userop";
 import { bumpAfterMs, pollMs, relayerEvents, sleep, state, type Executor } from "./config";
 import { topUp } from "./executors";
+import { log } from "@/lib/log";
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const nonceTooLow = (err: unknown) => /nonce too low|nonce.*(lower|already used|has already been used)|invalid nonce|OldNonce/i.test(messageOf(err));
@@ -161,7 +162,7 @@ export async function waitMined(
         // higher fee): what was sent stands, keep waiting for it.
         if (!underpriced(err)) {
           if (chain.dev && insufficientFunds(err)) await topUp(chain, executor.account.address);
-          else console.warn(JSON.stringify({ level: "warn", chainId: chain.chainId, message: `fee bump of ${first.hash} failed: ${redact(messageOf(err).split("\n")[0]!)}` }));
+          else log.warn({ chainId: chain.chainId, transaction: first.hash, error: redact(messageOf(err).split("\n")[0]!) }, "fee bump failed");
         }
       }
       nextBump = Date.now() + bumpAfterMs(chain);

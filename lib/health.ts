@@ -1,0 +1,65 @@
+import { sql } from "drizzle-orm";
+import { embeddedRunner } from "@/inngest/runner";
+import { usesInngestServer } from "@/inngest/client";
+import { publicClient } from "@/lib/chain/clients";
+import { supportedChains } from "@/lib/chain/registry";
+import { getDb } from "@/lib/db/client";
+import { isDraining } from "@/lib/shutdown";
+
+const CHECK_TIMEOUT_MS = 2_000;
+/** Readiness is cached this long: probes from every load balancer cost one check, not one each. */
+const CACHE_MS = 1_000;
+
+interface Check {
+  ok: boolean;
+  ms?: number;
+  [detail: string]: unknown;
+}
+
+export interface Readiness {
+  status: "ready" | "not_ready";
+  checks: { database: Check; chains: Record<string, Check>; runner: Check; shutdown: Check };
+}
+
+async function timed(check: () => Promise<Record<string, unknown>>): Promise<Check> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), CHECK_TIMEOUT_MS)));
+    const details = await Promise.race([check(), timeout]);
+    return { ok: true, ms: Math.round(performance.now() - started), ...details };
+  } catch (err) {
+    // The reason without the error text: an RPC error carries its URL, which may carry a key.
+    return { ok: false, ms: Math.round(performance.now() - started), error: err instanceof Error && err.message === "timed out" ? "timed out" : "unreachable" };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function check(): Promise<Readiness> {
+  const chains = supportedChains();
+  const [database, ...chainChecks] = await Promise.all([
+    timed(async () => {
+      await (await getDb()).execute(sql`select 1`);
+      return {};
+    }),
+    ...chains.map((chain) => timed(async () => ({ block: Number(await publicClient(chain).getBlockNumber({ cacheTime: 0 })) }))),
+  ]);
+  const runnerHealth = usesInngestServer() ? { ok: true, mode: "inngest" } : (embeddedRunner()?.health() ?? { ok: false, error: "not started" });
+  const runner: Check = { mode: "embedded", ...runnerHealth };
+  const shutdown: Check = { ok: !isDraining(), ...(isDraining() ? { draining: true } : {}) };
+  const byChain = Object.fromEntries(chains.map((chain, i) => [String(chain.chainId), chainChecks[i]!]));
+  const ok = database.ok && chainChecks.every((c) => c.ok) && runner.ok && shutdown.ok;
+  return { status: ok ? "ready" : "not_ready", checks: { database, chains: byChain, runner, shutdown } };
+}
+
+const state = globalThis as unknown as { __readiness?: { at: number; result: Promise<Readiness> } };
+
+/** Whether this process should get traffic: database reachable, each configured chain answering, the runner leasing, not shutting down. */
+export function readiness(now = Date.now()): Promise<Readiness> {
+  const cached = state.__readiness;
+  if (cached && now - cached.at < CACHE_MS && !isDraining()) return cached.result;
+  const result = check();
+  state.__readiness = { at: now, result };
+  return result;
+}

@@ -1,0 +1,24 @@
+import crypto from "node:crypto";
+import { clientAddress } from "@/lib/http/client-address";
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
+
+const matches = (given: string, expected: string) => {
+  const a = crypto.createHash("sha256").update(given).digest();
+  const b = crypto.createHash("sha256").update(expected).digest();
+  return crypto.timingSafeEqual(a, b);
+};
+
+/**
+ * Who may read /metrics: a scraper on this machine (the socket's address, or the client's as a
+ * trusted proxy reports it), or anyone sending `Authorization: Bearer $METRICS_TOKEN`. Metrics
+ * name operations, functions and volumes: not for the internet. Answers the refusal, or null.
+ */
+export function metricsAccess(headers: Headers): Response | null {
+  const token = process.env.METRICS_TOKEN;
+  const auth = headers.get("authorization") ?? "";
+  if (token && auth.toLowerCase().startsWith("bearer ") && matches(auth.slice(7).trim(), token)) return null;
+  if (!auth && LOOPBACK.has(clientAddress(headers))) return null;
+  const message = token ? "Send the metrics token: Authorization: Bearer <METRICS_TOKEN>." : "Metrics are served to loopback only; set METRICS_TOKEN to scrape from elsewhere.";
+  return Response.json({ error: { type: "authentication_error", message } }, { status: 401, headers: { "www-authenticate": 'Bearer realm="metrics"' } });
+}

@@ -1,0 +1,55 @@
+import { and, count, inArray, sql } from "drizzle-orm";
+import { Gauge } from "prom-client";
+import { getDbHandle } from "@/lib/db/client";
+import { functionRuns, transactionIntents } from "@/lib/db/schema";
+import { metrics } from "@/lib/metrics";
+
+/**
+ * The gauges of shared state, read from the database when scraped (so every instance reports the
+ * same totals): runs waiting or executing per function, intents not yet settled per status, and
+ * the service's PostgreSQL connections by state.
+ */
+function create() {
+  const registers = [metrics.registry];
+  return {
+    runs: new Gauge({ name: "runner_queue_depth", help: "Background runs queued (due or later) or running, per function, in the database", labelNames: ["function", "state"], registers }),
+    intents: new Gauge({ name: "transaction_intents_unsettled", help: "Intents not yet landed or failed, per status, in the database", labelNames: ["status"], registers }),
+    connections: new Gauge({ name: "database_connections", help: "Connections to this database by state (every instance's: the pool's use)", labelNames: ["state"], registers }),
+  };
+}
+
+const state = globalThis as unknown as { __scrapeGauges?: ReturnType<typeof create> };
+const gauges = (state.__scrapeGauges ??= create());
+
+const UNSETTLED = ["awaiting_signature", "pending", "broadcast"] as const;
+
+/** The metrics in Prometheus's text format, the database-read gauges refreshed first. */
+export async function scrapeMetrics(): Promise<{ body: string; contentType: string }> {
+  const { db, embedded } = await getDbHandle();
+  const [runs, intents, connections] = await Promise.all([
+    db
+      .select({
+        functionId: functionRuns.functionId,
+        state: sql<string>`case when ${functionRuns.status} = 'running' then 'running' when ${functionRuns.runAt} <= now() then 'due' else 'later' end`,
+        n: count(),
+      })
+      .from(functionRuns)
+      .where(inArray(functionRuns.status, ["queued", "running"]))
+      .groupBy(sql`1, 2`),
+    db
+      .select({ status: transactionIntents.status, n: count() })
+      .from(transactionIntents)
+      .where(and(inArray(transactionIntents.status, [...UNSETTLED])))
+      .groupBy(transactionIntents.status),
+    embedded
+      ? Promise.resolve([])
+      : db.execute<{ state: string | null; n: number }>(sql`select coalesce(state, 'unknown') as state, count(*)::int as n from pg_stat_activity where datname = current_database() group by 1`),
+  ]);
+  gauges.runs.reset();
+  for (const r of runs) gauges.runs.set({ function: r.functionId, state: r.state }, r.n);
+  gauges.intents.reset();
+  for (const status of UNSETTLED) gauges.intents.set({ status }, intents.find((i) => i.status === status)?.n ?? 0);
+  gauges.connections.reset();
+  for (const c of connections as { state: string | null; n: number }[]) gauges.connections.set({ state: c.state ?? "unknown" }, Number(c.n));
+  return { body: await metrics.registry.metrics(), contentType: metrics.registry.contentType };
+}
