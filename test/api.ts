@@ -2,6 +2,7 @@ import qs from "qs";
 import { getDb } from "@/lib/db/client";
 import { unroutable } from "@/lib/http/unroutable";
 import { createProject, type ProjectWithKeys } from "@/lib/projects/service";
+import { rememberSecrets } from "./secrets";
 
 type RouteModule = Record<string, (request: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>>;
 
@@ -181,11 +182,15 @@ export async function call<T = any>(method: string, path: string, options: CallO
   const text = await response.text();
   // A page or a download (HTML, CSV) comes back as its text.
   const json = (response.headers.get("content-type") ?? "application/json").includes("json");
-  return { status: response.status, body: text ? (json ? JSON.parse(text) : text) : null, headers: response.headers };
+  const answer = text ? (json ? JSON.parse(text) : text) : null;
+  rememberSecrets([options.key, options.json, options.form, answer]);
+  return { status: response.status, body: answer, headers: response.headers };
 }
 
 export async function newProject(name = "test project"): Promise<ProjectWithKeys> {
-  return createProject(await getDb(), name);
+  const project = await createProject(await getDb(), name);
+  rememberSecrets(project.keys);
+  return project;
 }
 
 /** Asserts the error envelope every failure must have, and returns it. */

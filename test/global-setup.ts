@@ -6,6 +6,7 @@ import { prepareChain } from "@/lib/chain/contracts";
 import { findChain } from "@/lib/chain/registry";
 import { createFreshDatabase } from "./fresh-database";
 import { migratedTemplate } from "./pglite-template";
+import { secretsInLogs } from "./secrets";
 
 /**
  * Without DATABASE_URL every test process gets an in-memory PGlite. With it, the run gets a
@@ -17,6 +18,9 @@ export default async function setup() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "wallet-test-"));
   process.env.DATA_DIR = dataDir;
   process.env.PGLITE_DATA_DIR = "memory://";
+  const logDir = path.join(dataDir, "logs");
+  fs.mkdirSync(logDir);
+  process.env.TEST_LOG_DIR = logDir;
   let dropDatabase = async () => {};
   if (!process.env.DATABASE_URL) process.env.PGLITE_TEMPLATE = await migratedTemplate(dataDir);
   if (process.env.DATABASE_URL) {
@@ -29,8 +33,15 @@ export default async function setup() {
   for (const node of nodes) process.env[`CHAIN_${node.chainId}_RPC_URL`] = node.rpcUrl;
   await Promise.all(nodes.map((node) => prepareChain(findChain(node.chainId)!)));
   return async () => {
+    // The logs of the whole run (test processes and the servers they started) never carry a secret the run handled.
+    const scan = secretsInLogs(logDir);
+    const whole = !process.argv.some((arg) => arg.endsWith(".test.ts")) && !process.argv.includes("-t");
     await Promise.all(nodes.map((node) => node.stop()));
     await dropDatabase();
     fs.rmSync(dataDir, { recursive: true, force: true });
+    if (scan.leaks.length) throw new Error(`secrets in the logs of this run:\n  ${scan.leaks.join("\n  ")}`);
+    // A full run that logged nothing or recorded no secret would pass the check above vacuously.
+    if (whole && (scan.lines < 100 || scan.secrets < 20)) throw new Error(`the log check saw too little: ${scan.lines} log lines, ${scan.secrets} secrets`);
+    console.log(`logs of the run: ${scan.lines} lines, none carrying any of the ${scan.secrets} secrets the tests handled`);
   };
 }

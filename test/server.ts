@@ -65,6 +65,7 @@ export async function startServer(
   };
   delete env.PGLITE_DATA_DIR;
   delete env.VITEST;
+  delete env.LOG_FILE; // its logs stay in its output (kept for the run's secret check at stop)
   let dropDatabase = async () => {};
   if (shareDatabaseOf) {
     if (!shareDatabaseOf.env.DATABASE_URL) throw new Error("only a server on PostgreSQL (DATABASE_URL) can share its database");
@@ -129,6 +130,11 @@ export async function startServer(
     },
     async stop() {
       await exit("SIGTERM");
+      // Its log lines join the run's, which are grepped for secrets (test/global-setup.ts); the banner, which shows the first key by design, does not.
+      if (process.env.TEST_LOG_DIR) {
+        const lines = output.split("\n").filter((line) => line.startsWith('{"level":'));
+        fs.appendFileSync(path.join(process.env.TEST_LOG_DIR, `server-${port}.log`), lines.join("\n") + "\n");
+      }
       await dropDatabase();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

@@ -1,3 +1,6 @@
 // Each test worker relays from executor keys of its own, so workers sharing the test chains
 // never race for one executor's nonces (a server started by a test takes another range).
 process.env.RELAY_EXECUTOR_OFFSET ??= String(100 + Number(process.env.VITEST_POOL_ID ?? 0) * 10);
+
+// Every test process logs to a file of the run's (see test/global-setup.ts: grepped for secrets at the end).
+if (process.env.TEST_LOG_DIR) process.env.LOG_FILE ??= `${process.env.TEST_LOG_DIR}/worker-${process.pid}.log`;
