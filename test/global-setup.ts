@@ -39,9 +39,14 @@ export default async function setup() {
     await Promise.all(nodes.map((node) => node.stop()));
     await dropDatabase();
     fs.rmSync(dataDir, { recursive: true, force: true });
-    if (scan.leaks.length) throw new Error(`secrets in the logs of this run:\n  ${scan.leaks.join("\n  ")}`);
+    // Vitest reports a teardown's error but exits 0 for it: the exit code is set here.
+    const fail = (message: string) => {
+      console.error(message);
+      process.exitCode = 1;
+    };
+    if (scan.leaks.length) return fail(`secrets in the logs of this run:\n  ${scan.leaks.join("\n  ")}`);
     // A full run that logged nothing or recorded no secret would pass the check above vacuously.
-    if (whole && (scan.lines < 100 || scan.secrets < 20)) throw new Error(`the log check saw too little: ${scan.lines} log lines, ${scan.secrets} secrets`);
+    if (whole && (scan.lines < 100 || scan.secrets < 20)) return fail(`the log check saw too little: ${scan.lines} log lines, ${scan.secrets} secrets`);
     console.log(`logs of the run: ${scan.lines} lines, none carrying any of the ${scan.secrets} secrets the tests handled`);
   };
 }
