@@ -146,6 +146,8 @@ export async function crashDrill(short: boolean): Promise<number> {
     const orphaned = await orphanedRuns(server);
     const failed = await failedRuns(server);
     const log = saveLog();
+    // The runner logs each run it takes over from a dead process: the kills did catch runs mid-way.
+    const takeovers = server.output().split("run taken over after its lease expired").length - 1;
 
     printTable(`Crash drill${short ? " (short)" : ""} on PostgreSQL:`, [
       ["kills (SIGKILL + restart)", options.kills],
@@ -164,6 +166,7 @@ export async function crashDrill(short: boolean): Promise<number> {
       ["missing", deliveries.missing.length],
       ["unstable ids", deliveries.unstable.length],
       ["forged signatures", receiver.forged],
+      ["runs taken over after a kill (server log)", takeovers],
       ["orphaned runs", orphaned.length],
       ["settled in s", settled ? settleSeconds.toFixed(0) : `> ${options.settleMs / 1000}`],
     ]);
