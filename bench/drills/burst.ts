@@ -16,7 +16,8 @@ export async function burstDrill(short: boolean): Promise<number> {
   const total = short ? 100 : 1000;
   const landTimeoutMs = short ? 120_000 : 600_000;
   const chain = await startDrillChain(tempDir("burst"));
-  const { server, saveLog } = await startDrillServer("burst", {});
+  const { server, saveLog, finish } = await startDrillServer("burst", {});
+  let code = 1;
   try {
     const fixture = await setupProject(server, chain.chain, "burst drill", ACCOUNTS);
     // Each account's first intent deploys it; the burst is about ops of deployed accounts, so that one goes first.
@@ -94,7 +95,7 @@ export async function burstDrill(short: boolean): Promise<number> {
     console.log(`  failed tries by type (retried with the same key unless 4xx): ${describeErrors(fixture.api.errors)}`);
     for (const [type, body] of fixture.api.refusals) console.log(`  refused ${type}: ${body}`);
     console.log(`  server output: ${log}`);
-    return verdict(
+    code = verdict(
       "burst",
       [
         ["not landed", landings.lost],
@@ -104,8 +105,9 @@ export async function burstDrill(short: boolean): Promise<number> {
       ],
       `${landings.landedOnce}/${total} landed once with distinct nonces, landing p99 ${seconds(quantile(landed, 0.99))} s`,
     );
+    return code;
   } finally {
-    await server.stop();
+    await finish(code === 0);
     await chain.stop();
   }
 }

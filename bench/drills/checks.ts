@@ -143,6 +143,20 @@ export async function orphanedRuns(server: RunningServer): Promise<string[]> {
     .map((run) => `${run.id} ${run.functionId} ${run.eventId}: ${run.status}, ${run.status === "running" ? `lease ran out ${run.lockedUntil?.toISOString()}` : `due since ${run.runAt.toISOString()}`}`);
 }
 
+/** The relay runs of these intents, step by step with each step's stored result: what to look at when one went wrong. */
+export async function relayRunsOf(server: RunningServer, intentIds: string[]): Promise<string[]> {
+  if (intentIds.length === 0) return [];
+  const rows = await query<{ id: string; eventId: string; status: string; attempt: number; steps: { order: string[]; state: Record<string, { data?: unknown; error?: unknown }> } }>(
+    server,
+    `select id, event_id as "eventId", status, attempt, steps from function_runs where function_id like '%relay-transaction-intent' and event_id like any($1)`,
+    [intentIds.map((id) => `relay:${id}%`)],
+  );
+  return rows.map((run) => {
+    const steps = run.steps.order.map((hash) => JSON.stringify(run.steps.state[hash]?.data ?? run.steps.state[hash]?.error ?? null));
+    return `${run.eventId} ${run.id}: ${run.status} (attempt ${run.attempt}), step results in order: ${steps.join(" → ") || "none"}`;
+  });
+}
+
 /** Runs that gave up (retries spent), by function: not a verdict by themselves, printed beside it. */
 export async function failedRuns(server: RunningServer): Promise<string> {
   const rows = await query<{ functionId: string; n: number }>(server, `select function_id as "functionId", count(*)::int as n from function_runs where status = 'failed' group by 1`);

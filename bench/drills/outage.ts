@@ -30,9 +30,10 @@ export async function outageDrill(short: boolean): Promise<number> {
   const intervalMs = short ? 2_500 : 15_000;
   const schedule = retrySchedule();
   const chain = await startDrillChain(tempDir("outage"));
-  const { server, saveLog } = await startDrillServer("outage", {});
+  const { server, saveLog, finish } = await startDrillServer("outage", {});
   const secrets = new Map<string, string>();
   const receiver = await startReceiver(secrets);
+  let code = 1;
   try {
     const fixture = await setupProject(server, chain.chain, "outage drill", 4);
     await subscribe(fixture, receiver.url, TOPICS, secrets);
@@ -112,7 +113,7 @@ export async function outageDrill(short: boolean): Promise<number> {
     ]);
     console.log(`  failed tries of the client: ${describeErrors(fixture.api.errors)}; runs that gave up: ${failed}`);
     console.log(`  server output: ${log}`);
-    return verdict(
+    code = verdict(
       "outage",
       [
         ["missing deliveries", deliveries.missing],
@@ -123,9 +124,10 @@ export async function outageDrill(short: boolean): Promise<number> {
       ],
       `all ${deliveries.events} events delivered after a ${((upAt - downAt) / 1000).toFixed(0)} s outage, the last ${(Math.max(0, ...afterUp) / 1000).toFixed(0)} s after the return`,
     );
+    return code;
   } finally {
     await receiver.close();
-    await server.stop();
+    await finish(code === 0);
     await chain.stop();
   }
 }

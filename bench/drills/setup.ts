@@ -187,8 +187,11 @@ export async function subscribe(fixture: Fixture, receiverUrl: string, topics: s
   }
 }
 
-/** Server, with its output kept in a file whatever happens (the evidence when a check fails). */
-export async function startDrillServer(name: string, env: Record<string, string>): Promise<{ server: RunningServer; saveLog: () => string }> {
+/**
+ * Server, with its output kept in a file whatever happens. `finish(passed)` stops it and drops its database; after a
+ * failed drill it only kills it and keeps the database, the evidence (function_runs, outbound_events, intents).
+ */
+export async function startDrillServer(name: string, env: Record<string, string>) {
   const server = await startServer(env);
   const file = path.join(os.tmpdir(), `drill-${name}-${Date.now()}.log`);
   return {
@@ -196,6 +199,12 @@ export async function startDrillServer(name: string, env: Record<string, string>
     saveLog: () => {
       fs.writeFileSync(file, server.output());
       return file;
+    },
+    async finish(passed: boolean) {
+      if (passed) return server.stop();
+      await server.kill();
+      const url = new URL(server.env.DATABASE_URL!);
+      console.log(`  database kept for inspection: ${url.pathname.slice(1)} on ${url.host} (drop database "${url.pathname.slice(1)}" when done)`);
     },
   };
 }
