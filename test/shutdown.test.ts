@@ -2,11 +2,10 @@ import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
-import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { startServer, type RunningServer } from "./server";
+import { queryServerDatabase } from "./server-db";
 
 const ENTRY_POINT = "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789";
 
@@ -54,23 +53,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** Reads the server's database while the server is stopped (PGlite is one process's at a time). */
-async function query<T>(text: string): Promise<T[]> {
-  if (server.env.DATABASE_URL) {
-    const db = postgres(server.env.DATABASE_URL, { max: 1, onnotice: () => {} });
-    try {
-      return [...(await db.unsafe(text))] as T[];
-    } finally {
-      await db.end();
-    }
-  }
-  const db = await PGlite.create(path.join(server.dataDir, "pglite"));
-  try {
-    return (await db.query<T>(text)).rows;
-  } finally {
-    await db.close();
-  }
-}
+const query = <T>(text: string) => queryServerDatabase<T>(server, text);
 
 async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;

@@ -101,7 +101,7 @@ describe("the relay function (relay-transaction-intent) under @inngest/test", ()
     expect(body.response).toMatchObject({ status: 1, transactionHash: landed.transactionHash });
   }, 60_000);
 
-  it("re-executing land after the op landed (a crash before it was recorded) records that op and sends nothing again", async () => {
+  it("re-executing land after the op landed (a crash before it was recorded) records that op, sends nothing again, and still notifies once", async () => {
     const intent = await deposits.intent(1);
     const pending = await intentRow(intent.id);
     // What a process that died right after sending leaves behind: the op on chain, the intent still pending.
@@ -120,13 +120,23 @@ describe("the relay function (relay-transaction-intent) under @inngest/test", ()
     // Not even a failing second bundle: this process's executors sent no transaction.
     expect(await executorNonces()).toEqual(noncesBefore);
 
-    // The whole run delivered again (a duplicate event): land finds nothing pending, the run ends there.
-    const again = await new InngestTestEngine({ function: relayIntent, events: [relayEvent(intent.id)] }).execute();
+    // land executed again after the landing was recorded (a crash before the step's result was stored, as the crash
+    // drill found): the run goes on to its webhooks, which a run that had died before them never sent.
+    const again = await new InngestTestEngine({ function: relayIntent, events: [relayEvent(intent.id)] }).execute({ steps: sleepsMining(1) });
     expect(again.error).toBeUndefined();
-    expect(again.result).toEqual({ intentId: intent.id, outcome: "not-pending" });
-    expect(calledIds(again.ctx.step.run)).toEqual(["land"]);
+    expect(again.result).toEqual({ intentId: intent.id, outcome: "landed", confirmed: true });
+    expect(calledIds(again.ctx.step.run)).toEqual(expect.arrayContaining(["land", "notify-broadcast", "notify-confirmed"]));
+    const types = async () => (await eventually("both webhooks", () => webhooksFor(intent.id).length > 1 && webhooksFor(intent.id))).map((e) => e.type).sort();
+    expect(await types()).toEqual(["transaction_intent.broadcast", "transaction_intent.successful"]);
     expect(await userOperationEvents(intent.userOperationHash)).toHaveLength(1);
     expect((await intentRow(intent.id)).transactionHash).toBe(sent.receipt.transactionHash);
+    expect(await executorNonces()).toEqual(noncesBefore);
+
+    // And once more (a duplicate event): nothing sent on chain, and each webhook still went out once.
+    const third = await new InngestTestEngine({ function: relayIntent, events: [relayEvent(intent.id)] }).execute({ steps: sleepsMining(1) });
+    expect(third.result).toEqual({ intentId: intent.id, outcome: "landed", confirmed: true });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await types()).toEqual(["transaction_intent.broadcast", "transaction_intent.successful"]);
     expect(await executorNonces()).toEqual(noncesBefore);
   }, 60_000);
 });

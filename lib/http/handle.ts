@@ -1,3 +1,4 @@
+import { isUnreachable } from "@/lib/chain/clients";
 import { getDb, type Db } from "@/lib/db/client";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -28,6 +29,11 @@ export function jsonResponse(body: unknown, status = 200, headers: Record<string
 
 export function errorResponse(err: unknown, requestId: string): Response {
   if (err instanceof ApiError) return jsonResponse(err.toJSON(), err.status, err.headers);
+  // A chain node that did not answer, for a call no operation wrapped in onChain: the client's retry may well work.
+  if (isUnreachable(err)) {
+    log.warn({ requestId, err }, "a chain node did not answer");
+    return jsonResponse({ error: { type: "api_error", message: "A chain node did not answer. Try again shortly." } }, 502);
+  }
   // Unexpected: log it for operators, tell the client only the request id.
   log.error({ requestId, err }, "unexpected error");
   return jsonResponse(

@@ -106,6 +106,18 @@ async function recordLanding(db: Db, intent: IntentRow, receipt: RelayedUserOper
  */
 export type LandingOutcome = "landed" | "rejected" | "not-pending" | "held" | "retry";
 
+/**
+ * What the relay finds already done when its step runs again after a crash (the landing or the
+ * rejection recorded, the step's own result not yet stored): the same outcome, so the run goes on
+ * to the webhooks that follow, which publish once per intent and topic whatever runs ask. Anything
+ * else (cancelled, awaiting a signature, gone) is not the relay's.
+ */
+function settledOutcome(intent: IntentRow | undefined): LandingOutcome {
+  if (intent?.response) return "landed";
+  if (intent?.status === "failed") return "rejected";
+  return "not-pending";
+}
+
 /** Rejections a rebuilt op (fresh gas, fees, sponsorship window and signatures; or initCode dropped) can get past. */
 const REBUILDABLE = /^AA(10|22|24|25|32|33|34|40|41|51)\b/;
 
@@ -118,7 +130,7 @@ const REBUILDABLE = /^AA(10|22|24|25|32|33|34|40|41|51)\b/;
  */
 export async function landIntent(db: Db, intentId: string, options: { rebuild?: boolean } = {}): Promise<LandingOutcome> {
   const intent = await load(db, intentId);
-  if (!intent || (intent.status !== "pending" && intent.status !== "broadcast")) return "not-pending";
+  if (!intent || (intent.status !== "pending" && intent.status !== "broadcast")) return settledOutcome(intent);
   const chain = chainOf(intent);
   const hash = intent.userOperationHash as Hex;
   const op = deserializeUserOp(intent.userOperation);
@@ -238,7 +250,7 @@ async function rebuild(db: Db, intent: IntentRow, chain: ChainConfig, sender: In
  */
 export async function abandonIntent(db: Db, intentId: string, reason: string): Promise<LandingOutcome> {
   const intent = await load(db, intentId);
-  if (!intent || (intent.status !== "pending" && intent.status !== "broadcast")) return "not-pending";
+  if (!intent || (intent.status !== "pending" && intent.status !== "broadcast")) return settledOutcome(intent);
   const receipt = await findUserOperationReceipt(chainOf(intent), intent.userOperationHash as Hex);
   if (receipt) {
     await recordLanding(db, intent, receipt);
