@@ -3,6 +3,10 @@ import { GET as metricsRoute } from "@/app/metrics/route";
 import { GET as readyRoute } from "@/app/readyz/route";
 import { GET as healthRoute } from "@/app/healthz/route";
 import { ensureRunner } from "@/inngest/send";
+import { drizzle } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import { sql } from "drizzle-orm";
+import { errorResponse } from "@/lib/http/handle";
 import { call, newProject } from "./api";
 
 // Next.js hands route handlers the socket's address as X-Forwarded-For (lib/http/client-address.ts).
@@ -67,5 +71,22 @@ describe("GET /healthz and /readyz", () => {
     expect(down.status).toBe(503);
     expect(JSON.parse(text)).toMatchObject({ status: "not_ready", checks: { chains: { "31338": { ok: false }, "31337": { ok: true } } } });
     expect(text).not.toContain("secret-path");
+  });
+});
+
+describe("a database that cannot be reached", () => {
+  it("is a 503 with Retry-After, not a 500: the client retries", async () => {
+    // A real driver error: postgres.js connecting to a port nobody listens on, through drizzle as the service queries.
+    const client = postgres("postgres://postgres@127.0.0.1:9/none", { max: 1, connect_timeout: 2 });
+    const err = await drizzle(client).execute(sql`select 1`).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    await client.end();
+    expect(err).toBeTruthy();
+    const res = errorResponse(err, "req_test");
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect((await res.json()).error).toMatchObject({ type: "api_error", message: expect.stringContaining("Retry") });
   });
 });

@@ -1,5 +1,6 @@
 import { isUnreachable } from "@/lib/chain/clients";
 import { getDb, type Db } from "@/lib/db/client";
+import { isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
 import { requireHttps } from "./auth";
@@ -29,6 +30,12 @@ export function jsonResponse(body: unknown, status = 200, headers: Record<string
 
 export function errorResponse(err: unknown, requestId: string): Response {
   if (err instanceof ApiError) return jsonResponse(err.toJSON(), err.status, err.headers);
+  // The database was unreachable for a moment (a failover, connections cut): the client should retry, with its
+  // Idempotency-Key for a write, rather than read it as the service's bug.
+  if (isDatabaseUnavailable(err)) {
+    log.warn({ requestId, err }, "the database could not be reached");
+    return jsonResponse({ error: { type: "api_error", message: "The database is briefly unavailable. Retry the request." } }, 503, { "retry-after": "1" });
+  }
   // A chain node that did not answer, for a call no operation wrapped in onChain: the client's retry may well work.
   if (isUnreachable(err)) {
     log.warn({ requestId, err }, "a chain node did not answer");
