@@ -29,7 +29,7 @@ function destination(): DestinationStream {
   if (file) return pino.destination({ dest: file, append: true, sync: true, mkdir: true });
   if (process.env.NODE_ENV !== "production") {
     // Synchronous and in this thread: Next.js's bundles cannot load pino's worker-thread transports.
-    return pretty({ colorize: process.stdout.isTTY, ignore: "pid,hostname", translateTime: "HH:MM:ss.l", sync: true });
+    return pretty({ colorize: process.stdout.isTTY, ignore: "pid,hostname", translateTime: "HH:MM:ss.l", singleLine: true, sync: true });
   }
   // Buffered (a write per 4 KB, not per line), flushed every second and at shutdown.
   const stream = pino.destination({ dest: 1, minLength: 4096, sync: false });
