@@ -67,6 +67,13 @@ function templateOptions() {
 }
 
 /**
+ * PostgreSQL's 128 MB of shared buffers live in this process's memory with PGlite, which never
+ * gives WebAssembly memory back: 16 MB holds an embedded installation's hot pages and keeps the
+ * idle server about 100 MB smaller (`npm start`, idle: 519–553 → 419 MB RSS).
+ */
+const PGLITE_OPTIONS = { startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"] };
+
+/**
  * Embedded PGlite, in this process: persisted under `.data/pglite`, or in memory when
  * `PGLITE_DATA_DIR=memory://` (tests). PGlite serializes transactions itself.
  */
@@ -79,7 +86,9 @@ async function openPglite(): Promise<DbHandle> {
     if (!lock.acquired) throw new EmbeddedDatabaseBusy(`The embedded database is in use by process ${lock.owner.pid}.`);
   }
   try {
-    const client = inMemory ? await PGlite.create(templateOptions()) : await PGlite.create(configured ?? path.join(root, "pglite"));
+    const client = inMemory
+      ? await PGlite.create({ ...templateOptions(), ...PGLITE_OPTIONS })
+      : await PGlite.create(configured ?? path.join(root, "pglite"), PGLITE_OPTIONS);
     const db = drizzlePglite(client, { schema, casing: "snake_case" });
     await migratePglite(db, { migrationsFolder: migrationsFolder() });
     return {
