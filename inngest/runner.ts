@@ -101,7 +101,7 @@ export class EmbeddedRunner {
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
   /** When the last look for due runs ended, and whether it failed (readiness: is this runner leasing?). */
-  private lastTick = { at: 0, error: null as string | null };
+  private lastTick = { at: 0, failed: false };
   private ticking = false;
   private again = false;
   private readonly opts: Required<RunnerOptions>;
@@ -187,11 +187,15 @@ export class EmbeddedRunner {
     return ids.length;
   }
 
-  /** Whether this runner is taking runs: started, and its last look for due runs recent and without error. */
+  /**
+   * Whether this runner is taking runs: started, and its last look for due runs recent and without
+   * error. The error is named, not quoted (readiness is public; the log has the error itself).
+   */
   health(now = Date.now()): { ok: boolean; executing: number; lastTickMsAgo: number | null; error: string | null } {
     const lastTickMsAgo = this.lastTick.at ? now - this.lastTick.at : null;
     const recent = lastTickMsAgo !== null && lastTickMsAgo < Math.max(10_000, this.opts.pollMs * 10);
-    return { ok: !this.stopped && recent && !this.lastTick.error, executing: this.executing.size, lastTickMsAgo, error: this.lastTick.error };
+    const error = this.lastTick.failed ? "the last look for due runs failed (see the log)" : null;
+    return { ok: !this.stopped && recent && !error, executing: this.executing.size, lastTickMsAgo, error };
   }
 
   /** Wakes the runner now instead of at the next poll. */
@@ -229,10 +233,10 @@ export class EmbeddedRunner {
           this.active.add(job);
         }
       } while (this.again && !this.stopped);
-      this.lastTick = { at: Date.now(), error: null };
+      this.lastTick = { at: Date.now(), failed: false };
     } catch (err) {
       log.error({ err }, "embedded runner: could not schedule or claim runs");
-      this.lastTick = { at: Date.now(), error: err instanceof Error ? err.message : String(err) };
+      this.lastTick = { at: Date.now(), failed: true };
     } finally {
       this.ticking = false;
       this.schedule(this.opts.pollMs);

@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { bearerToken } from "@/lib/http/auth";
 import { clientAddress } from "@/lib/http/client-address";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
@@ -14,11 +15,12 @@ const matches = (given: string, expected: string) => {
  * trusted proxy reports it), or anyone sending `Authorization: Bearer $METRICS_TOKEN`. Metrics
  * name operations, functions and volumes: not for the internet. Answers the refusal, or null.
  */
-export function metricsAccess(headers: Headers): Response | null {
+export function metricsAccess(request: Request): Response | null {
   const token = process.env.METRICS_TOKEN;
-  const auth = headers.get("authorization") ?? "";
-  if (token && auth.toLowerCase().startsWith("bearer ") && matches(auth.slice(7).trim(), token)) return null;
-  if (!auth && LOOPBACK.has(clientAddress(headers))) return null;
+  const presented = bearerToken(request);
+  if (token && presented && matches(presented, token)) return null;
+  // Loopback needs no credential; one sent, and wrong, is refused even there.
+  if (!request.headers.has("authorization") && LOOPBACK.has(clientAddress(request.headers))) return null;
   const message = token ? "Send the metrics token: Authorization: Bearer <METRICS_TOKEN>." : "Metrics are served to loopback only; set METRICS_TOKEN to scrape from elsewhere.";
   return Response.json({ error: { type: "authentication_error", message } }, { status: 401, headers: { "www-authenticate": 'Bearer realm="metrics"' } });
 }

@@ -1,4 +1,4 @@
-import { and, count, inArray, sql } from "drizzle-orm";
+import { count, inArray, sql } from "drizzle-orm";
 import { Gauge } from "prom-client";
 import { getDbHandle } from "@/lib/db/client";
 import { functionRuns, transactionIntents } from "@/lib/db/schema";
@@ -39,7 +39,7 @@ export async function scrapeMetrics(): Promise<{ body: string; contentType: stri
     db
       .select({ status: transactionIntents.status, n: count() })
       .from(transactionIntents)
-      .where(and(inArray(transactionIntents.status, [...UNSETTLED])))
+      .where(inArray(transactionIntents.status, [...UNSETTLED]))
       .groupBy(transactionIntents.status),
     embedded
       ? Promise.resolve([])

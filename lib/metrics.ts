@@ -4,8 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
  * The process's Prometheus metrics (`GET /metrics`). Counters and histograms are recorded where
  * things happen (the request pipeline, the runner, the relayer, deliveries); gauges that describe
  * shared state (runs queued, intents by status, database connections) are read from the database
- * at scrape time by collectors that lib/metrics-collect.ts registers, so every instance reports
- * the same totals for them.
+ * at scrape time (lib/metrics-scrape.ts), so every instance reports the same totals for them.
  */
 function create() {
   const registry = new Registry();

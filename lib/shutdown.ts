@@ -29,7 +29,7 @@ const graceMs = () => {
   return Number.isFinite(value) && value >= 0 && process.env.SHUTDOWN_GRACE_MS ? value : 10_000;
 };
 
-/** The request hook's part: a request began on `server`; `done` when its response closed. */
+/** The request hook's part: a request began on `server`; it counts as in flight until its response closes. */
 export function requestStarted(server: http.Server, res: http.ServerResponse) {
   shutdown.servers.add(server);
   shutdown.inFlight++;
@@ -40,8 +40,9 @@ export function requestStarted(server: http.Server, res: http.ServerResponse) {
 }
 
 /**
- * What the process does after the HTTP server stopped, in order (the runner, local chains, the
- * database, the logs); each step gets the grace period and is awaited whatever the previous did.
+ * What the process does after the HTTP server stopped, in order of registration (lib/boot.ts: the
+ * runner, the request log, local chains, the database); each step gets the grace period and is
+ * awaited whatever the previous did. The logs are flushed last, before the exit.
  */
 export function onShutdown(name: string, run: (graceMs: number) => Promise<unknown>) {
   shutdown.steps.push({ name, run });

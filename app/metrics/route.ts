@@ -5,7 +5,7 @@ import { scrapeMetrics } from "@/lib/metrics-scrape";
 export const dynamic = "force-dynamic";
 
 export async function GET(request: Request) {
-  const refused = metricsAccess(request.headers);
+  const refused = metricsAccess(request);
   if (refused) return refused;
   const { body, contentType } = await scrapeMetrics();
   return new Response(body, { headers: { "content-type": contentType, "cache-control": "no-store" } });
