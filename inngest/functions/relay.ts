@@ -1,11 +1,10 @@
 import { getDb } from "@/lib/db/client";
-import { abandonIntent, checkConfirmations, intentStatus, landIntent, type ConfirmationCheck, type LandingOutcome } from "@/lib/intents/relay";
+import { abandonIntent, checkConfirmations, landIntent, type ConfirmationCheck, type LandingOutcome } from "@/lib/intents/relay";
 import { publishIntentEvent } from "@/lib/deliveries/publish";
-import type { IntentTopic } from "@/lib/deliveries/topics";
 import { inngest } from "../client";
 import { relayRequested } from "../events";
 
-const notify = async (intentId: string, topic: IntentTopic) => Boolean(await publishIntentEvent(await getDb(), intentId, topic));
+const notify = async (intentId: string, topic: Parameters<typeof publishIntentEvent>[2]) => Boolean(await publishIntentEvent(await getDb(), intentId, topic));
 
 /** Rebuilds of a custodial intent's op after rejections, and land attempts in all (held ones wait between). */
 const MAX_REBUILDS = 3;
@@ -56,7 +55,7 @@ export const relayIntent = inngest.createFunction(
       await step.sleep(`wait-for-blocks-${check}`, `${Math.min(30, Math.max(seconds, 2 ** Math.floor(check / 5)))}s`);
     }
     // The confirmation webhook: after confirmationBlocks blocks, successful or failed by the op's status.
-    await step.run("notify-confirmed", async () => notify(intentId, (await intentStatus(intentId)) === "successful" ? "transaction_intent.successful" : "transaction_intent.failed"));
+    await step.run("notify-confirmed", () => notify(intentId, (intent) => (intent.status === "successful" ? "transaction_intent.successful" : "transaction_intent.failed")));
     return { intentId, outcome, confirmed: true };
   },
 );

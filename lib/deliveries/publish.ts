@@ -25,18 +25,47 @@ export interface Publication {
  * attempt). Inside a transaction, call `fanOut` after the commit (`publishAfterCommit`).
  */
 export async function publish(db: Queryable, ctx: ProjectContext, event: Publication): Promise<string> {
+  return (await record(db, ctx, event, false)).id;
+}
+
+/** The event's row, new (`inserted`), or the one an earlier publication of the same happening left. */
+async function record(db: Queryable, ctx: ProjectContext, event: Publication, fannedOut: boolean): Promise<{ id: string; inserted: boolean }> {
   const body = JSON.stringify({ type: event.topic, date: Math.floor(Date.now() / 1000), data: event.data });
   const [row] = await db
     .insert(outboundEvents)
-    .values({ id: newId("message"), projectId: ctx.projectId, livemode: ctx.livemode, topic: event.topic, objectId: event.objectId, requestId: event.requestId, body, dedupeKey: event.dedupeKey })
+    .values({
+      id: newId("message"),
+      projectId: ctx.projectId,
+      livemode: ctx.livemode,
+      topic: event.topic,
+      objectId: event.objectId,
+      requestId: event.requestId,
+      body,
+      dedupeKey: event.dedupeKey,
+      ...(fannedOut && { fannedOutAt: sql`now()` }),
+    })
     .onConflictDoNothing()
     .returning({ id: outboundEvents.id });
-  if (row) return row.id;
+  if (row) return { id: row.id, inserted: true };
   const [existing] = await db
     .select({ id: outboundEvents.id })
     .from(outboundEvents)
     .where(and(eq(outboundEvents.projectId, ctx.projectId), eq(outboundEvents.dedupeKey, event.dedupeKey)));
-  return existing!.id;
+  return { id: existing!.id, inserted: false };
+}
+
+/**
+ * Records an event and hands it to its targets at once (outside a transaction): the targets are
+ * looked up first, so an event with none is recorded as fanned out and one with some is sent and
+ * then marked, three or four statements where recording and fanning out apart take six. A crash
+ * before the mark leaves it to `fanOutStragglers`; a repeated publication fans out what is left.
+ */
+async function publishNow(db: Queryable, ctx: ProjectContext, event: Publication): Promise<string> {
+  const targets = await deliveryTargets(db, ctx, event.topic);
+  const { id, inserted } = await record(db, ctx, event, targets.length === 0);
+  if (!inserted) await fanOut(db, id);
+  else if (targets.length) await sendToTargets(db, id, ctx.projectId, targets);
+  return id;
 }
 
 /**
@@ -46,9 +75,7 @@ export async function publish(db: Queryable, ctx: ProjectContext, event: Publica
  */
 export async function publishTest(db: Queryable, ctx: ProjectContext, message: string, requestId: string | null): Promise<string> {
   const id = newId("message");
-  const messageId = await publish(db, ctx, { topic: "test", objectId: id, data: { id, object: "event", message }, requestId, dedupeKey: `test:${id}` });
-  await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(eq(outboundEvents.id, messageId));
-  return messageId;
+  return (await record(db, ctx, { topic: "test", objectId: id, data: { id, object: "event", message }, requestId, dedupeKey: `test:${id}` }, true)).id;
 }
 
 /**
@@ -58,11 +85,8 @@ export async function publishTest(db: Queryable, ctx: ProjectContext, message: s
  * (Compared in SQL: the timestamps have microseconds, a JS Date only milliseconds.)
  */
 export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic: string, messageId?: string): Promise<string[]> {
-  const [webhook] = isIntentTopic(topic)
-    ? await db.select({ url: webhookSettings.url }).from(webhookSettings).where(and(eq(webhookSettings.projectId, ctx.projectId), eq(webhookSettings.livemode, ctx.livemode)))
-    : [];
-  const subscribed = await db
-    .select({ id: triggers.id })
+  const subscribed = db
+    .select({ target: triggers.id })
     .from(triggers)
     .innerJoin(subscriptions, eq(subscriptions.id, triggers.subscriptionId))
     .where(
@@ -76,7 +100,14 @@ export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic:
         messageId ? sql`${triggers.createdAt} <= (select ${outboundEvents.createdAt} from ${outboundEvents} where ${outboundEvents.id} = ${messageId})` : undefined,
       ),
     );
-  return [...(webhook ? ["webhook"] : []), ...subscribed.map((t) => t.id)];
+  if (!isIntentTopic(topic)) return (await subscribed).map((r) => r.target);
+  // The project webhook and the triggers in one statement; the webhook first.
+  const rows = await db
+    .select({ target: sql<string>`'webhook'` })
+    .from(webhookSettings)
+    .where(and(eq(webhookSettings.projectId, ctx.projectId), eq(webhookSettings.livemode, ctx.livemode)))
+    .unionAll(subscribed);
+  return rows.map((r) => r.target).sort((x, y) => Number(y === "webhook") - Number(x === "webhook"));
 }
 
 /**
@@ -89,9 +120,14 @@ export async function fanOut(db: Queryable, messageId: string): Promise<number> 
   if (!message || message.fannedOutAt) return 0;
   const ctx = { projectId: message.projectId, livemode: message.livemode };
   const targets = await deliveryTargets(db, ctx, message.topic, message.id);
-  if (targets.length) await sendEvents(targets.map((target) => deliveryEvent(message.id, target, message.projectId)));
-  await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(eq(outboundEvents.id, messageId));
+  await sendToTargets(db, message.id, message.projectId, targets);
   return targets.length;
+}
+
+/** One delivery event per target, then the event marked fanned out. */
+async function sendToTargets(db: Queryable, messageId: string, projectId: string, targets: string[]) {
+  if (targets.length) await sendEvents(targets.map((target) => deliveryEvent(messageId, target, projectId)));
+  await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(eq(outboundEvents.id, messageId));
 }
 
 /**
@@ -118,20 +154,22 @@ export async function fanOutStragglers(db: Queryable, olderThanSeconds = 30): Pr
   return stragglers.length;
 }
 
-async function intentPublication(db: Queryable, intentId: string, topic: IntentTopic) {
+/** The topic, or how it follows from the intent as it is now (its confirmation: successful or failed). */
+type IntentTopicOf = IntentTopic | ((intent: typeof transactionIntents.$inferSelect) => IntentTopic);
+
+async function intentPublication(db: Queryable, intentId: string, topicOf: IntentTopicOf) {
   const [intent] = await db.select().from(transactionIntents).where(eq(transactionIntents.id, intentId));
   if (!intent) return null;
+  const topic = typeof topicOf === "function" ? topicOf(intent) : topicOf;
   const ctx = { projectId: intent.projectId, livemode: intent.livemode };
   return { ctx, event: { topic, objectId: intent.id, data: serializeIntent(intent), requestId: intent.requestId, dedupeKey: `${intent.id}:${topic}` } };
 }
 
 /** An intent's state change, as the project webhook and the topic's subscriptions receive it: `{type, date, data: <transactionIntent>}`. */
-export async function publishIntentEvent(db: Queryable, intentId: string, topic: IntentTopic): Promise<string | null> {
+export async function publishIntentEvent(db: Queryable, intentId: string, topic: IntentTopicOf): Promise<string | null> {
   const publication = await intentPublication(db, intentId, topic);
   if (!publication) return null;
-  const messageId = await publish(db, publication.ctx, publication.event);
-  await fanOut(db, messageId);
-  return messageId;
+  return publishNow(db, publication.ctx, publication.event);
 }
 
 /** The same, for a state change made inside a transaction (a cancellation by an API request): fanned out after the commit. */

@@ -7,7 +7,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { enqueue, findUserOperationReceipt, type RelayedUserOperationReceipt } from "@/lib/chain/relayer";
 import { UserOperationRejectedError } from "@/lib/chain/userop";
-import { getDb, type Db } from "@/lib/db/client";
+import type { Db } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
 import { ApiError } from "@/lib/http/errors";
 import { DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
@@ -318,4 +318,3 @@ export async function unsettledIntents(db: Db, limit = 1000) {
     .limit(limit);
 }
 
-export const intentStatus = async (intentId: string) => (await load(await getDb(), intentId))?.status;
