@@ -36,6 +36,7 @@ async function main() {
 
   const chain = await startBenchChain();
   const servers: RunningServer[] = [];
+  let embedded: RunningServer | undefined;
   try {
     // Disjoint executor ranges, whatever the ports: each instance signs bundles with keys of its own.
     const env = (i: number) => ({ RELAY_EXECUTOR_OFFSET: String(1000 + 100 * i) });
@@ -43,6 +44,9 @@ async function main() {
     servers.push(await startServer(env(0), { nodeArgs }));
     for (let i = 1; i < instances; i++) servers.push(await startServer(env(i), { shareDatabaseOf: servers[0], nodeArgs }));
     const [server] = servers as [RunningServer];
+    // `npm start` on a fresh machine (embedded PGlite, its own two chains, first start), idle beside the bench.
+    embedded = await startServer({}, { embedded: true });
+    const embeddedSince = Date.now();
     await sleep(IDLE_MS);
     const idleMb = rssMb(server.pid());
     console.log(`Service memory, idle with two chains ${IDLE_MS / 1000} s after start: ${idleMb.toFixed(0)} MB RSS`);
@@ -66,6 +70,8 @@ async function main() {
       );
     }
     const endMb = rssMb(server.pid());
+    const embeddedMb = rssMb(embedded.pid());
+    console.log(`\n\`npm start\` (embedded PGlite, two chains of its own), first start, idle for ${Math.round((Date.now() - embeddedSince) / 1000)} s: ${embeddedMb.toFixed(0)} MB RSS`);
 
     console.log(`\nTargets (issue 18), this run:`);
     const check = (what: string, value: number, target: number, atMost = false) =>
@@ -85,8 +91,10 @@ async function main() {
       check(`${POST_PLAYERS} req/s ÷ framework floor`, pipeline.get(POST_PLAYERS)!.rps / floor, 0.5);
     }
     check("service RSS idle, MB", idleMb, 300, true);
+    check("`npm start` RSS idle (embedded PGlite), MB", embeddedMb, 300, true);
     check("service RSS after the bench, MB", endMb, 600, true);
   } finally {
+    await embedded?.stop();
     for (const server of servers.slice(1)) await server.stop();
     await servers[0]?.stop();
     await chain.stop();

@@ -7,15 +7,23 @@ import { createFreshDatabase } from "./fresh-database";
 
 const root = path.resolve(import.meta.dirname, "..");
 
-async function freePort(): Promise<number> {
+async function freePort(port = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
-    srv.listen(0, "127.0.0.1", () => {
+    srv.listen(port, "127.0.0.1", () => {
       const { port } = srv.address() as net.AddressInfo;
       srv.close(() => resolve(port));
     });
     srv.on("error", reject);
   });
+}
+
+/** A free port whose next port is free too (the two local chains' ports). */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (await freePort(port + 1).then(() => true, () => false)) return port;
+  }
 }
 
 export interface RunningServer {
@@ -44,13 +52,14 @@ export interface RunningServer {
  * a new `.data/` with PGlite, or a new database on the DATABASE_URL server. `extraEnv` adds to
  * (or overrides) its environment. `shareDatabaseOf` runs it on another running server's PostgreSQL
  * database instead (a second instance of the same installation); that server drops the database. `nodeArgs` go to
- * node before next's script (e.g. --cpu-prof, which NODE_OPTIONS does not take).
+ * node before next's script (e.g. --cpu-prof, which NODE_OPTIONS does not take). `embedded` runs it as `npm start` runs on a
+ * machine with nothing installed, whatever this process's environment: on PGlite, starting its own two anvil chains.
  */
 export async function startServer(
   extraEnv: Record<string, string> = {},
-  options: { shareDatabaseOf?: RunningServer; nodeArgs?: string[] } = {},
+  options: { shareDatabaseOf?: RunningServer; nodeArgs?: string[]; embedded?: boolean } = {},
 ): Promise<RunningServer> {
-  const { shareDatabaseOf, nodeArgs = [] } = options;
+  const { shareDatabaseOf, nodeArgs = [], embedded = false } = options;
   execFileSync(process.execPath, [path.join(root, "scripts/build-if-stale.mjs")], { cwd: root, stdio: "inherit" });
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "wallet-server-"));
@@ -64,14 +73,18 @@ export async function startServer(
     ...extraEnv,
   };
   delete env.PGLITE_DATA_DIR;
+  if (embedded) {
+    for (const name of Object.keys(env)) if (/^(DATABASE_URL|LOCAL_CHAINS|CHAINS|CHAIN_\d+_\w+)$/.test(name)) delete env[name];
+    env.ANVIL_PORT = String(await freePortPair());
+  }
   delete env.VITEST;
   delete env.LOG_FILE; // its logs stay in its output (kept for the run's secret check at stop)
   let dropDatabase = async () => {};
   if (shareDatabaseOf) {
     if (!shareDatabaseOf.env.DATABASE_URL) throw new Error("only a server on PostgreSQL (DATABASE_URL) can share its database");
     env.DATABASE_URL = shareDatabaseOf.env.DATABASE_URL;
-  } else if (process.env.DATABASE_URL) {
-    const database = await createFreshDatabase(process.env.DATABASE_URL, "srv");
+  } else if (env.DATABASE_URL) {
+    const database = await createFreshDatabase(env.DATABASE_URL, "srv");
     env.DATABASE_URL = database.url;
     dropDatabase = database.drop;
   }
