@@ -49,6 +49,7 @@ async function main() {
     const [server] = servers as [RunningServer];
     // `npm start` on a fresh machine (embedded PGlite, its own two chains, first start), idle beside the bench.
     embedded = await startServer({}, { embedded: true });
+    await fetch(`${embedded.url}/v1/openapi.json`).then((res) => res.arrayBuffer()); // what npm start's readiness probe asks
     const embeddedSince = Date.now();
     await sleep(IDLE_MS);
     const idleMb = rssMb(server.pid());
