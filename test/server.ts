@@ -3,6 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { CHAIN_CONFIG_VARS } from "@/lib/chain/registry";
 import { createFreshDatabase } from "./fresh-database";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -74,7 +75,7 @@ export async function startServer(
   };
   delete env.PGLITE_DATA_DIR;
   if (embedded) {
-    for (const name of Object.keys(env)) if (/^(DATABASE_URL|LOCAL_CHAINS|CHAINS|CHAIN_\d+_\w+)$/.test(name)) delete env[name];
+    for (const name of Object.keys(env)) if (name === "DATABASE_URL" || CHAIN_CONFIG_VARS.test(name)) delete env[name];
     env.ANVIL_PORT = String(await freePortPair());
   }
   delete env.VITEST;

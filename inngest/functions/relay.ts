@@ -1,10 +1,10 @@
 import { getDb } from "@/lib/db/client";
 import { abandonIntent, checkConfirmations, landIntent, type ConfirmationCheck, type LandingOutcome } from "@/lib/intents/relay";
-import { publishIntentEvent } from "@/lib/deliveries/publish";
+import { publishIntentEvent, type IntentTopicOf } from "@/lib/deliveries/publish";
 import { inngest } from "../client";
 import { relayRequested } from "../events";
 
-const notify = async (intentId: string, topic: Parameters<typeof publishIntentEvent>[2]) => Boolean(await publishIntentEvent(await getDb(), intentId, topic));
+const notify = async (intentId: string, topic: IntentTopicOf) => Boolean(await publishIntentEvent(await getDb(), intentId, topic));
 
 /** Rebuilds of a custodial intent's op after rejections, and land attempts in all (held ones wait between). */
 const MAX_REBUILDS = 3;

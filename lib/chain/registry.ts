@@ -169,11 +169,12 @@ function readChains(): ChainConfig[] {
 
 const cache = globalThis as unknown as { __chains?: { key: string; chains: ChainConfig[] } };
 
-const CONFIG_VARS = /^(LOCAL_CHAINS|ANVIL_PORT|CHAINS|DEPLOYER_PRIVATE_KEY|CHAIN_\d+_\w+)$/;
+/** The environment variables that configure chains. */
+export const CHAIN_CONFIG_VARS = /^(LOCAL_CHAINS|ANVIL_PORT|CHAINS|DEPLOYER_PRIVATE_KEY|CHAIN_\d+_\w+)$/;
 
 /** Every configured chain; re-read when the environment changes. */
 export function supportedChains(): ChainConfig[] {
-  const key = JSON.stringify(Object.entries(process.env).filter(([name]) => CONFIG_VARS.test(name)));
+  const key = JSON.stringify(Object.entries(process.env).filter(([name]) => CHAIN_CONFIG_VARS.test(name)));
   if (cache.__chains?.key !== key) cache.__chains = { key, chains: readChains() };
   return cache.__chains.chains;
 }

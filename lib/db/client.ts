@@ -76,14 +76,17 @@ function templateOptions() {
 const PGLITE_OPTIONS = { startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"] };
 
 /**
- * A new data directory is created and migrated by a child process (scripts/pglite-init.mjs): initdb and the first
- * migration leave PGlite's memory hundreds of MB larger for the life of the process than opening a migrated
- * directory does (`npm start`'s first run, idle: 405 → ~280 MB RSS, as on every later start).
+ * Opens an embedded data directory. A new one is created and migrated first, by a child process
+ * (scripts/pglite-init.mjs): initdb and the first migration leave PGlite's memory hundreds of MB
+ * larger for the life of the process than opening a migrated directory does (`npm start`'s first
+ * run, idle: 405 → ~280 MB RSS, as on every later start).
  */
-async function initPgliteDir(dir: string): Promise<void> {
-  if (fs.existsSync(path.join(dir, "PG_VERSION"))) return;
-  const script = path.join(/* turbopackIgnore: true */ process.cwd(), "scripts/pglite-init.mjs");
-  await promisify(execFile)(process.execPath, [script, dir, migrationsFolder(), JSON.stringify(PGLITE_OPTIONS.startParams)]);
+async function openPgliteDir(dir: string): Promise<PGlite> {
+  if (!fs.existsSync(path.join(dir, "PG_VERSION"))) {
+    const script = path.join(/* turbopackIgnore: true */ process.cwd(), "scripts/pglite-init.mjs");
+    await promisify(execFile)(process.execPath, [script, dir, migrationsFolder(), JSON.stringify(PGLITE_OPTIONS.startParams)]);
+  }
+  return PGlite.create(dir, PGLITE_OPTIONS);
 }
 
 /**
@@ -99,9 +102,7 @@ async function openPglite(): Promise<DbHandle> {
     if (!lock.acquired) throw new EmbeddedDatabaseBusy(`The embedded database is in use by process ${lock.owner.pid}.`);
   }
   try {
-    const dir = configured ?? path.join(root, "pglite");
-    if (!inMemory) await initPgliteDir(dir);
-    const client = inMemory ? await PGlite.create({ ...templateOptions(), ...PGLITE_OPTIONS }) : await PGlite.create(dir, PGLITE_OPTIONS);
+    const client = inMemory ? await PGlite.create({ ...templateOptions(), ...PGLITE_OPTIONS }) : await openPgliteDir(configured ?? path.join(root, "pglite"));
     const db = drizzlePglite(client, { schema, casing: "snake_case" });
     await migratePglite(db, { migrationsFolder: migrationsFolder() });
     return {

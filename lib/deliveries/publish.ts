@@ -155,7 +155,7 @@ export async function fanOutStragglers(db: Queryable, olderThanSeconds = 30): Pr
 }
 
 /** The topic, or how it follows from the intent as it is now (its confirmation: successful or failed). */
-type IntentTopicOf = IntentTopic | ((intent: typeof transactionIntents.$inferSelect) => IntentTopic);
+export type IntentTopicOf = IntentTopic | ((intent: typeof transactionIntents.$inferSelect) => IntentTopic);
 
 async function intentPublication(db: Queryable, intentId: string, topicOf: IntentTopicOf) {
   const [intent] = await db.select().from(transactionIntents).where(eq(transactionIntents.id, intentId));
