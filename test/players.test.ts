@@ -82,6 +82,30 @@ describe("players", () => {
     expectError(await call("GET", "/v1/players", { key, query: { order: "sideways" } }), 400);
   });
 
+  it("filters by name and email, alone and together, each project and mode its own under the same statement", async () => {
+    // The page statement is prepared once per shape (order, filters given): later calls of a shape carry only values.
+    const [x, y] = await Promise.all([newProject(), newProject()]);
+    const make = (key: string, name: string, email?: string) => call("POST", "/v1/players", { key, form: { name, ...(email && { email }) } }).then((r) => r.body.id as string);
+    const xa = await make(x.keys.test.secret, "same", "a@example.com");
+    const xb = await make(x.keys.test.secret, "same", "b@example.com");
+    const xLive = await make(x.keys.live.secret, "same", "a@example.com");
+    const ya = await make(y.keys.test.secret, "same", "a@example.com");
+    const ids = async (key: string, query: Record<string, string | number>) => {
+      const { body } = await call("GET", "/v1/players", { key, query });
+      return { ids: body.data.map((p: { id: string }) => p.id), total: body.total };
+    };
+    for (let round = 0; round < 2; round++) {
+      expect(await ids(x.keys.test.secret, { name: "same" })).toEqual({ ids: [xb, xa], total: 2 });
+      expect(await ids(x.keys.test.secret, { email: "a@example.com" })).toEqual({ ids: [xa], total: 1 });
+      expect(await ids(x.keys.test.secret, { name: "same", email: "b@example.com" })).toEqual({ ids: [xb], total: 1 });
+      expect(await ids(x.keys.test.secret, { name: "other", email: "b@example.com" })).toEqual({ ids: [], total: 0 });
+      expect(await ids(x.keys.live.secret, { name: "same", email: "a@example.com" })).toEqual({ ids: [xLive], total: 1 });
+      expect(await ids(y.keys.test.secret, { name: "same", email: "a@example.com" })).toEqual({ ids: [ya], total: 1 });
+      expect(await ids(y.keys.test.secret, { name: "same", order: "asc", skip: 5 })).toEqual({ ids: [], total: 1 });
+      expect(await ids(x.keys.test.secret, { name: "same", order: "asc", limit: 1, skip: 1 })).toEqual({ ids: [xb], total: 2 });
+    }
+  });
+
   it("accepts expand in each notation and refuses unknown expansions", async () => {
     const key = a.keys.test.secret;
     const { body: p } = await call("POST", "/v1/players", { key, form: { name: "E", expand: ["accounts"] } });

@@ -7,7 +7,7 @@ import { tokenBoundMessageDigest } from "@/lib/chain/token-bound";
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
 import { badRequest, conflict, notFound } from "@/lib/http/errors";
-import { listPage } from "@/lib/http/list";
+import { listPage, type ScopeValues } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { findOwnerKey, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import { createPlayer, getPlayer, likePattern } from "@/lib/players/service";
@@ -18,7 +18,7 @@ import { type CreateAccountInput, type ListAccountsInput, type SignPayloadInput 
 
 export type AccountRow = typeof accounts.$inferSelect;
 
-const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+const scoped = (ctx: ScopeValues, ...conditions: (SQL | undefined)[]) =>
   and(eq(accounts.projectId, ctx.projectId), eq(accounts.livemode, ctx.livemode), ...conditions);
 
 function checkAccountType(input: CreateAccountInput): AccountType {
@@ -116,7 +116,7 @@ export async function accountsOfPlayers(db: Queryable, ctx: ProjectContext, play
 }
 
 /** The ids of a player's accounts, newest first, as a column of a statement over players (`player` is its id). */
-export const accountIdsOf = (ctx: ProjectContext, player: AnyColumn): SQL<string[]> =>
+export const accountIdsOf = (ctx: ScopeValues, player: AnyColumn): SQL<string[]> =>
   // Nested: a single-table select writes the columns of its fields' own chunks unqualified, which would lose the player's table.
   sql`array(${sql`select ${accounts.id} from ${accounts} where ${scoped(ctx, eq(accounts.playerId, player))} order by ${accounts.createdAt} desc, ${accounts.id} desc`})`;
 

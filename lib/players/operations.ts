@@ -21,6 +21,8 @@ export const createPlayer = defineOperation({
   run: async ({ db, project, input }) => serializePlayer(await players.createPlayer(db, project, input)),
 });
 
+const playersPage = players.playersPage(playerRefColumns);
+
 export const listPlayers = defineOperation({
   operationId: "getPlayers",
   method: "GET",
@@ -30,7 +32,7 @@ export const listPlayers = defineOperation({
   input: listPlayersInput,
   response: listResponse(playerResponse),
   run: async ({ db, project, input, path }) => {
-    const { rows, total, extras } = await players.listPlayers(db, project, input, playerRefColumns(project));
+    const { rows, total, extras } = await playersPage(db, project, input);
     return listEnvelope(path, input, await presentPlayers(db, project, rows, input.expand, extras), total);
   },
 });

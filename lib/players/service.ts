@@ -4,14 +4,14 @@ import { players } from "@/lib/db/schema";
 import { notFound } from "@/lib/http/errors";
 import { revokePlayerSessions } from "@/lib/iam/sessions";
 import { applyMetadata } from "@/lib/http/fields";
-import { listPage } from "@/lib/http/list";
+import { listPage, preparedList, type ListPlaceholders, type ScopeValues } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
 import type { CreatePlayerInput, ListPlayersInput } from "./schema";
 
 export type PlayerRow = typeof players.$inferSelect;
 
-const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
+const scoped = (ctx: ScopeValues, ...conditions: (SQL | undefined)[]) =>
   and(eq(players.projectId, ctx.projectId), eq(players.livemode, ctx.livemode), isNull(players.deletedAt), ...conditions);
 
 export async function createPlayer(db: Queryable, ctx: ProjectContext, input: CreatePlayerInput): Promise<PlayerRow> {
@@ -35,15 +35,19 @@ export async function getPlayer(db: Queryable, ctx: ProjectContext, id: string):
   return row;
 }
 
-/** A page of players; `extra`: columns computed per player in the same statement (see listPage). */
-export async function listPlayers<X extends Record<string, SQL>>(db: Queryable, ctx: ProjectContext, input: ListPlayersInput, extra?: X) {
-  const where = scoped(
-    ctx,
-    input.name !== undefined ? eq(players.name, input.name) : undefined,
-    input.email !== undefined ? eq(players.email, input.email) : undefined,
-  );
-  return listPage(db, players, where, input, extra);
+/**
+ * The players page: a prepared statement per filter shape (see preparedList). `refs` adds columns computed per
+ * player in the same statement (the ids a player embeds), built over the statement's placeholders.
+ */
+export function playersPage<X extends Record<string, SQL> = Record<never, SQL>>(refs?: (scope: ListPlaceholders<PlayerFilters>) => X) {
+  const page = preparedList(players, (p: ListPlaceholders<PlayerFilters>) => ({
+    where: scoped(p, p.filters.name && eq(players.name, p.filters.name), p.filters.email && eq(players.email, p.filters.email)),
+    extra: refs?.(p),
+  }));
+  return (db: Queryable, ctx: ProjectContext, input: ListPlayersInput) => page(db, ctx, input, { name: input.name, email: input.email });
 }
+
+type PlayerFilters = { name?: string; email?: string };
 
 export async function updatePlayer(db: Queryable, ctx: ProjectContext, id: string, input: CreatePlayerInput): Promise<PlayerRow> {
   return db.transaction(async (tx) => {
