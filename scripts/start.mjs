@@ -2,6 +2,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { buildIfStale, nextBin } from "./build-if-stale.mjs";
+import { serverNodeOptions } from "./node-options.mjs";
 
 const started = performance.now();
 const elapsed = () => `${Math.round((performance.now() - started) / 1000)} s`;
@@ -17,7 +18,7 @@ console.log(`[start] starting the server on ${url} (${elapsed()} since npm start
 const server = spawn(process.execPath, [nextBin, "start", "-H", host, "-p", port, "--keepAliveTimeout", "65000"], {
   cwd: path.resolve(import.meta.dirname, ".."),
   stdio: "inherit",
-  env: { ...process.env, HOST: host, PORT: port },
+  env: { ...process.env, HOST: host, PORT: port, NODE_OPTIONS: serverNodeOptions(process.env) },
 });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
 server.on("exit", (code, signal) => process.exit(code ?? (signal ? 0 : 1)));

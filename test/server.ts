@@ -4,6 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { CHAIN_CONFIG_VARS } from "@/lib/chain/registry";
+import { serverNodeOptions } from "../scripts/node-options.mjs";
 import { createFreshDatabase } from "./fresh-database";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -89,6 +90,8 @@ export async function startServer(
     env.DATABASE_URL = database.url;
     dropDatabase = database.drop;
   }
+  // As npm start sets them (scripts/node-options.mjs).
+  env.NODE_OPTIONS = serverNodeOptions(env);
   let output = "";
   const url = `http://127.0.0.1:${port}`;
   let child: ChildProcess;

@@ -1,0 +1,1 @@
+export function serverNodeOptions(env: NodeJS.ProcessEnv): string | undefined;
