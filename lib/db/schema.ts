@@ -113,7 +113,7 @@ export const players = pgTable(
     updatedAt: createdAt(),
     deletedAt: timestamp({ withTimezone: true }),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id)],
 );
 
 export const contracts = pgTable(
@@ -131,7 +131,7 @@ export const contracts = pgTable(
     updatedAt: createdAt(),
   },
   (t) => [
-    index().on(t.projectId, t.livemode, t.createdAt),
+    index().on(t.projectId, t.livemode, t.createdAt, t.id),
     // Not unique: one address may be registered under several names or ABIs (a setup script run twice).
     index("contracts_address_idx").on(t.projectId, t.livemode, t.chainId, t.address),
   ],
@@ -162,7 +162,7 @@ export const requestLogs = pgTable(
     durationMs: integer().notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id)],
 );
 
 /**
@@ -210,7 +210,7 @@ export const accounts = pgTable(
   (t) => [
     // At most one account per player and chain; also what makes concurrent creates safe.
     uniqueIndex("accounts_player_chain_unique").on(t.playerId, t.chainId),
-    index().on(t.projectId, t.livemode, t.createdAt),
+    index().on(t.projectId, t.livemode, t.createdAt, t.id),
     index().on(t.projectId, t.livemode, t.chainId, t.address),
   ],
 );
@@ -237,7 +237,7 @@ export const developerAccounts = pgTable(
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id)],
 );
 
 export const policies = pgTable(
@@ -258,7 +258,7 @@ export const policies = pgTable(
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id)],
 );
 
 export const policyRules = pgTable(
@@ -361,7 +361,7 @@ export const transactionIntents = pgTable(
     uniqueIndex("transaction_intents_one_deployer")
       .on(t.chainId, t.accountId)
       .where(sql`${t.deploysAccount} and ${t.status} in ('awaiting_signature', 'pending')`),
-    index().on(t.projectId, t.livemode, t.createdAt),
+    index().on(t.projectId, t.livemode, t.createdAt, t.id),
     // Rate limits count a player's intents under a policy in a time window.
     index().on(t.policyId, t.playerId, t.createdAt),
     index().on(t.accountId, t.createdAt),
@@ -455,7 +455,7 @@ export const webhookDeliveries = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    index().on(t.projectId, t.livemode, t.createdAt),
+    index().on(t.projectId, t.livemode, t.createdAt, t.id),
     index().on(t.messageId),
     index().on(t.triggerId, t.createdAt),
     index().on(t.projectId, t.livemode, t.objectId),
@@ -496,7 +496,7 @@ export const subscriptions = pgTable(
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.topic), index().on(t.projectId, t.livemode, t.createdAt)],
+  (t) => [index().on(t.projectId, t.livemode, t.topic), index().on(t.projectId, t.livemode, t.createdAt, t.id)],
 );
 
 /**
@@ -555,7 +555,7 @@ export const eventDefinitions = pgTable(
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.createdAt), index().on(t.topic, t.deleted)],
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id), index().on(t.topic, t.deleted)],
 );
 
 // --- Access: project claims, organization invites, shared rate limits (helper F) ---
@@ -658,7 +658,7 @@ export const playerSessions = pgTable(
     lastUsedAt: createdAt(),
     createdAt: createdAt(),
   },
-  (t) => [index().on(t.playerId), index().on(t.projectId, t.livemode, t.createdAt)],
+  (t) => [index().on(t.playerId), index().on(t.projectId, t.livemode, t.createdAt, t.id)],
 );
 
 /** ES256 key pairs that sign player tokens, per project and mode; retired keys stay published until their tokens expire. */
@@ -674,7 +674,7 @@ export const playerTokenKeys = pgTable(
     createdAt: createdAt(),
     retiredAt: timestamp({ withTimezone: true, precision: 6 }),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id)],
 );
 
 /** A third-party identity provider's configuration, per project and mode (the spec's OAuth configuration). */
@@ -777,7 +777,7 @@ export const paymasters = pgTable(
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.createdAt)],
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id)],
 );
 
 /** The service fee of a project's swaps, per mode: basis points of the output taken to `recipient`. */
