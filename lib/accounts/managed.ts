@@ -1,4 +1,4 @@
-import { and, count, eq } from "drizzle-orm";
+import { count, eq } from "drizzle-orm";
 import { BaseError, ContractFunctionRevertedError, formatEther, getAddress, isAddress, parseEther, toHex, type Address, type Hash } from "viem";
 import { managedAccountFactoryAbi, managedBeaconAbi, smartAccountAbi } from "@/contracts/artifacts";
 import { onChain, publicClient, walletClient } from "@/lib/chain/clients";
@@ -8,6 +8,7 @@ import { beaconAdmin, beaconKey, managedBeaconAddress } from "@/lib/chain/manage
 import { chainFor, supportedChains, type ChainConfig } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
 
@@ -55,7 +56,7 @@ export async function managedBeacons(db: Queryable, ctx: ProjectContext): Promis
   const counts = await db
     .select({ chainId: accounts.chainId, n: count() })
     .from(accounts)
-    .where(and(eq(accounts.projectId, ctx.projectId), eq(accounts.livemode, ctx.livemode), eq(accounts.accountType, "ManagedV5")))
+    .where(inScope(accounts, ctx, eq(accounts.accountType, "ManagedV5")))
     .groupBy(accounts.chainId);
   const chains = supportedChains().filter((c) => c.livemode === ctx.livemode);
   return Promise.all(

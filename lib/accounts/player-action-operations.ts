@@ -1,9 +1,10 @@
 // The /v1/players/{id}/… ownership actions: the account actions on the player's account on a chain.
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { chainIdField } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest } from "@/lib/http/errors";
 import { addressField } from "@/lib/http/fields";
 import { defineOperation } from "@/lib/http/operation";
@@ -35,7 +36,7 @@ export async function playerAccountId(db: Queryable, ctx: ProjectContext, player
   const [account] = await db
     .select({ id: accounts.id })
     .from(accounts)
-    .where(and(eq(accounts.projectId, ctx.projectId), eq(accounts.livemode, ctx.livemode), eq(accounts.playerId, found.id), eq(accounts.chainId, chainId)));
+    .where(inScope(accounts, ctx, eq(accounts.playerId, found.id), eq(accounts.chainId, chainId)));
   if (!account) throw new ApiError(404, "invalid_request_error", `Player ${found.id} has no account on chain ${chainId}.`, { chainId: { value: chainId, message: "the player has no account on this chain" } });
   return account.id;
 }

@@ -6,8 +6,9 @@ import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import { tokenBoundMessageDigest } from "@/lib/chain/token-bound";
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
+import { inScope, type TenantScope } from "@/lib/db/scope";
 import { badRequest, conflict, notFound } from "@/lib/http/errors";
-import { listPage, type ScopeValues } from "@/lib/http/list";
+import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { findOwnerKey, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import { createPlayer, getPlayer, likePattern } from "@/lib/players/service";
@@ -17,9 +18,6 @@ import { accountTypeInfo, parseAccountType, type AccountType } from "./types";
 import { type CreateAccountInput, type ListAccountsInput, type SignPayloadInput } from "./schema";
 
 export type AccountRow = typeof accounts.$inferSelect;
-
-const scoped = (ctx: ScopeValues, ...conditions: (SQL | undefined)[]) =>
-  and(eq(accounts.projectId, ctx.projectId), eq(accounts.livemode, ctx.livemode), ...conditions);
 
 function checkAccountType(input: CreateAccountInput): AccountType {
   const type = parseAccountType(input.accountType);
@@ -92,14 +90,14 @@ export async function createAccount(db: Queryable, ctx: ProjectContext, input: C
 }
 
 export async function getAccount(db: Queryable, ctx: ProjectContext, id: string): Promise<AccountRow> {
-  const [row] = await db.select().from(accounts).where(scoped(ctx, eq(accounts.id, id)));
+  const [row] = await db.select().from(accounts).where(inScope(accounts, ctx, eq(accounts.id, id)));
   if (!row) throw notFound("account", id);
   return row;
 }
 
 export async function listAccounts(db: Queryable, ctx: ProjectContext, input: ListAccountsInput) {
   await getPlayer(db, ctx, input.player);
-  return listPage(db, accounts, scoped(ctx, eq(accounts.playerId, input.player)), input);
+  return listPage(db, accounts, inScope(accounts, ctx, eq(accounts.playerId, input.player)), input);
 }
 
 /** The accounts of several players (for embedding in player responses), newest first. */
@@ -109,16 +107,16 @@ export async function accountsOfPlayers(db: Queryable, ctx: ProjectContext, play
   const rows = await db
     .select()
     .from(accounts)
-    .where(scoped(ctx, inArray(accounts.playerId, playerIds)))
+    .where(inScope(accounts, ctx, inArray(accounts.playerId, playerIds)))
     .orderBy(desc(accounts.createdAt), desc(accounts.id));
   for (const row of rows) byPlayer.get(row.playerId)?.push(row);
   return byPlayer;
 }
 
 /** The ids of a player's accounts, newest first, as a column of a statement over players (`player` is its id). */
-export const accountIdsOf = (ctx: ScopeValues, player: AnyColumn): SQL<string[]> =>
+export const accountIdsOf = (ctx: TenantScope, player: AnyColumn): SQL<string[]> =>
   // Nested: a single-table select writes the columns of its fields' own chunks unqualified, which would lose the player's table.
-  sql`array(${sql`select ${accounts.id} from ${accounts} where ${scoped(ctx, eq(accounts.playerId, player))} order by ${accounts.createdAt} desc, ${accounts.id} desc`})`;
+  sql`array(${sql`select ${accounts.id} from ${accounts} where ${inScope(accounts, ctx, eq(accounts.playerId, player))} order by ${accounts.createdAt} desc, ${accounts.id} desc`})`;
 
 /** Refreshes deployment, owner and pending owner from the chain. */
 export async function syncAccount(db: Queryable, ctx: ProjectContext, id: string): Promise<AccountRow> {
@@ -206,5 +204,5 @@ export async function searchAccounts(db: Queryable, ctx: ProjectContext, input: 
   const q = input.q?.trim();
   const pattern = q ? likePattern(q) : undefined;
   const matches = pattern ? or(ilike(accounts.id, pattern), ilike(accounts.address, pattern), ilike(accounts.ownerAddress, pattern), ilike(accounts.playerId, pattern)) : undefined;
-  return listPage(db, accounts, scoped(ctx, matches, input.chainId === undefined ? undefined : eq(accounts.chainId, input.chainId)), input);
+  return listPage(db, accounts, inScope(accounts, ctx, matches, input.chainId === undefined ? undefined : eq(accounts.chainId, input.chainId)), input);
 }

@@ -1,8 +1,9 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { AbiFunction, AbiParameter } from "abitype";
 import { BaseError, encodeFunctionData, isAddress, isHex, type Abi } from "viem";
 import type { Queryable } from "@/lib/db/client";
 import { accounts, contracts } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, type ErrorDetails } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
 
@@ -34,22 +35,21 @@ export function selectFunction(abi: unknown[], functionName: string, argCount: n
  * a player's is its account there, an account's and a contract's their own.
  */
 export async function resolveIdArguments(db: Queryable, ctx: ProjectContext, chainId: number, args: string[], param = "functionArgs"): Promise<string[]> {
-  const tenant = (table: typeof accounts | typeof contracts) => and(eq(table.projectId, ctx.projectId), eq(table.livemode, ctx.livemode));
   return Promise.all(
     args.map(async (arg, i) => {
       const missing = (message: string) => badRequest(message, { [`${param}[${i}]`]: { value: arg, message } });
       if (/^pla_[\w-]+$/.test(arg)) {
-        const [row] = await db.select({ address: accounts.address }).from(accounts).where(and(tenant(accounts), eq(accounts.playerId, arg), eq(accounts.chainId, chainId)));
+        const [row] = await db.select({ address: accounts.address }).from(accounts).where(inScope(accounts, ctx, eq(accounts.playerId, arg), eq(accounts.chainId, chainId)));
         if (!row) throw missing(`Player ${arg} has no account on chain ${chainId}.`);
         return row.address;
       }
       if (/^acc_[\w-]+$/.test(arg)) {
-        const [row] = await db.select({ address: accounts.address }).from(accounts).where(and(tenant(accounts), eq(accounts.id, arg)));
+        const [row] = await db.select({ address: accounts.address }).from(accounts).where(inScope(accounts, ctx, eq(accounts.id, arg)));
         if (!row) throw missing(`No such account: '${arg}'`);
         return row.address;
       }
       if (/^con_[\w-]+$/.test(arg)) {
-        const [row] = await db.select({ address: contracts.address }).from(contracts).where(and(tenant(contracts), eq(contracts.id, arg)));
+        const [row] = await db.select({ address: contracts.address }).from(contracts).where(inScope(contracts, ctx, eq(contracts.id, arg)));
         if (!row) throw missing(`No such contract: '${arg}'`);
         return row.address;
       }

@@ -1,7 +1,8 @@
-import { and, asc, eq, ilike, inArray, sql, type SQL } from "drizzle-orm";
+import { asc, eq, ilike, inArray, sql } from "drizzle-orm";
 import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
@@ -9,9 +10,6 @@ import type { ProjectContext } from "@/lib/projects/service";
 import type { CreateContractInput, ListContractsInput, UpdateContractInput } from "./schema";
 
 export type ContractRow = typeof contracts.$inferSelect;
-
-const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(contracts.projectId, ctx.projectId), eq(contracts.livemode, ctx.livemode), ...conditions);
 
 export async function createContract(db: Queryable, ctx: ProjectContext, input: CreateContractInput): Promise<ContractRow> {
   chainFor(ctx, input.chainId);
@@ -34,13 +32,14 @@ export async function createContract(db: Queryable, ctx: ProjectContext, input: 
 
 /** Deleted contracts stay readable by id (with `deleted: true`), as the resource has that field. */
 export async function getContract(db: Queryable, ctx: ProjectContext, id: string): Promise<ContractRow> {
-  const [row] = await db.select().from(contracts).where(scoped(ctx, eq(contracts.id, id)));
+  const [row] = await db.select().from(contracts).where(inScope(contracts, ctx, eq(contracts.id, id)));
   if (!row) throw notFound("contract", id);
   return row;
 }
 
 export async function listContracts(db: Queryable, ctx: ProjectContext, input: ListContractsInput) {
-  const where = scoped(
+  const where = inScope(
+    contracts,
     ctx,
     eq(contracts.deleted, input.deleted ?? false),
     input.name !== undefined ? eq(contracts.name, input.name) : undefined,
@@ -56,7 +55,7 @@ export async function updateContract(db: Queryable, ctx: ProjectContext, id: str
   const [row] = await db
     .update(contracts)
     .set({ ...fields, ...(deleted !== undefined && { deleted }), updatedAt: sql`now()` })
-    .where(scoped(ctx, eq(contracts.id, id)))
+    .where(inScope(contracts, ctx, eq(contracts.id, id)))
     .returning();
   if (!row) throw notFound("contract", id);
   return row;
@@ -66,7 +65,7 @@ export async function deleteContract(db: Queryable, ctx: ProjectContext, id: str
   const deleted = await db
     .update(contracts)
     .set({ deleted: true, updatedAt: sql`now()` })
-    .where(scoped(ctx, eq(contracts.id, id)))
+    .where(inScope(contracts, ctx, eq(contracts.id, id)))
     .returning({ id: contracts.id });
   if (deleted.length === 0) throw notFound("contract", id);
   return { id, object: "contract" as const, deleted: true as const };
@@ -95,9 +94,9 @@ export async function registeredContractsAt(db: Queryable, ctx: ProjectContext, 
     .select()
     .from(contracts)
     .where(
-      and(
-        eq(contracts.projectId, ctx.projectId),
-        eq(contracts.livemode, ctx.livemode),
+      inScope(
+        contracts,
+        ctx,
         eq(contracts.chainId, chainId),
         eq(contracts.deleted, false),
         inArray(sql<string>`lower(${contracts.address})`, wanted),

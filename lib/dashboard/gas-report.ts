@@ -1,10 +1,10 @@
-import { and, asc, eq, gte, isNotNull, lt, sql } from "drizzle-orm";
+import { asc, eq, gte, isNotNull, lt, sql } from "drizzle-orm";
 import { formatUnits } from "viem";
 import { findChain } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { policies, transactionIntents } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, referenced } from "@/lib/http/errors";
-import { scoped } from "@/lib/intents/service";
 import { inUsd } from "@/lib/policies/reports";
 import { getPolicy } from "@/lib/policies/service";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -91,7 +91,7 @@ export async function reportablePolicies(db: Queryable, ctx: ProjectContext) {
   return db
     .select({ id: policies.id, name: policies.name, chainId: policies.chainId, deleted: policies.deleted })
     .from(policies)
-    .where(and(eq(policies.projectId, ctx.projectId), eq(policies.livemode, ctx.livemode)))
+    .where(inScope(policies, ctx))
     .orderBy(asc(policies.createdAt), asc(policies.id));
 }
 
@@ -120,7 +120,8 @@ export async function gasReport(db: Queryable, ctx: ProjectContext, query: GasRe
     })
     .from(transactionIntents)
     .where(
-      scoped(
+      inScope(
+        transactionIntents,
         ctx,
         policy ? eq(transactionIntents.policyId, policy.id) : isNotNull(transactionIntents.policyId),
         isNotNull(transactionIntents.gasCost),

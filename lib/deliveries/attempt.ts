@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { outboundEvents, subscriptions, triggers, webhookDeliveries, webhookSettings } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { newId } from "@/lib/ids";
 import { outboundFetch, OutboundRefusedError } from "@/lib/outbound";
 import { currentSecretKey } from "@/lib/projects/service";
@@ -38,7 +39,7 @@ interface Destination {
 
 async function destinationOf(db: Queryable, ctx: { projectId: string; livemode: boolean }, target: Target, reason: AttemptReason): Promise<Destination | null> {
   if (target === "webhook") {
-    const [row] = await db.select().from(webhookSettings).where(and(eq(webhookSettings.projectId, ctx.projectId), eq(webhookSettings.livemode, ctx.livemode)));
+    const [row] = await db.select().from(webhookSettings).where(inScope(webhookSettings, ctx));
     if (!row) return null;
     return { url: row.url, secret: row.encryptedSecret ? openSigningSecret(row.encryptedSecret, webhookSecretOwner(ctx)) : null, subscriptionId: null, triggerId: null };
   }
@@ -46,7 +47,7 @@ async function destinationOf(db: Queryable, ctx: { projectId: string; livemode: 
     .select({ trigger: triggers, subscriptionDeleted: subscriptions.deletedAt })
     .from(triggers)
     .innerJoin(subscriptions, eq(subscriptions.id, triggers.subscriptionId))
-    .where(and(eq(triggers.id, target), eq(triggers.projectId, ctx.projectId), eq(triggers.livemode, ctx.livemode)));
+    .where(inScope(triggers, ctx, eq(triggers.id, target)));
   if (!row || row.trigger.deletedAt || row.subscriptionDeleted) return null;
   // A disabled trigger gets no scheduled attempts; a redelivery from the dashboard still goes (and re-enables it on success).
   if (row.trigger.disabledAt && reason === "scheduled") return null;

@@ -3,6 +3,7 @@ import { deliveryEvent } from "@/inngest/events";
 import { sendEvents } from "@/inngest/send";
 import { getDb, type Queryable } from "@/lib/db/client";
 import { outboundEvents, subscriptions, transactionIntents, triggers, webhookSettings } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { afterCommit } from "@/lib/http/after-commit";
 import { newId } from "@/lib/ids";
 import { serializeIntent } from "@/lib/intents/serializer";
@@ -90,9 +91,9 @@ export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic:
     .from(triggers)
     .innerJoin(subscriptions, eq(subscriptions.id, triggers.subscriptionId))
     .where(
-      and(
-        eq(subscriptions.projectId, ctx.projectId),
-        eq(subscriptions.livemode, ctx.livemode),
+      inScope(
+        subscriptions,
+        ctx,
         eq(subscriptions.topic, topic),
         isNull(subscriptions.deletedAt),
         isNull(triggers.deletedAt),
@@ -105,7 +106,7 @@ export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic:
   const rows = await db
     .select({ target: sql<string>`'webhook'` })
     .from(webhookSettings)
-    .where(and(eq(webhookSettings.projectId, ctx.projectId), eq(webhookSettings.livemode, ctx.livemode)))
+    .where(inScope(webhookSettings, ctx))
     .unionAll(subscribed);
   return rows.map((r) => r.target).sort((x, y) => Number(y === "webhook") - Number(x === "webhook"));
 }

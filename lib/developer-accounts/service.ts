@@ -1,9 +1,10 @@
-import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import { recoverMessageAddress, isAddressEqual, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { accountSalt, counterfactualAddress } from "@/lib/chain/accounts";
 import type { Queryable } from "@/lib/db/client";
 import { developerAccounts } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, notFound } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
@@ -12,9 +13,6 @@ import type { ProjectContext } from "@/lib/projects/service";
 import type { CreateDeveloperAccountInput, ListDeveloperAccountsInput } from "./schema";
 
 export type DeveloperAccountRow = typeof developerAccounts.$inferSelect;
-
-const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(developerAccounts.projectId, ctx.projectId), eq(developerAccounts.livemode, ctx.livemode), ...conditions);
 
 // The ciphertext is bound to its project and owner address, as players' keys are.
 export const developerKeyAad = (projectId: string, ownerAddress: string) => `developer-account:${projectId}:${ownerAddress}`;
@@ -79,20 +77,20 @@ export async function createDeveloperAccount(db: Queryable, ctx: ProjectContext,
 
 /** Deleted accounts stay readable by id (with `deleted: true`). */
 export async function getDeveloperAccount(db: Queryable, ctx: ProjectContext, id: string): Promise<DeveloperAccountRow> {
-  const [row] = await db.select().from(developerAccounts).where(scoped(ctx, eq(developerAccounts.id, id)));
+  const [row] = await db.select().from(developerAccounts).where(inScope(developerAccounts, ctx, eq(developerAccounts.id, id)));
   if (!row) throw notFound("developer account", id);
   return row;
 }
 
 export async function listDeveloperAccounts(db: Queryable, ctx: ProjectContext, input: ListDeveloperAccountsInput) {
-  return listPage(db, developerAccounts, scoped(ctx, eq(developerAccounts.deleted, input.deleted ?? false)), input);
+  return listPage(db, developerAccounts, inScope(developerAccounts, ctx, eq(developerAccounts.deleted, input.deleted ?? false)), input);
 }
 
 export async function renameDeveloperAccount(db: Queryable, ctx: ProjectContext, id: string, name: string): Promise<DeveloperAccountRow> {
   const [row] = await db
     .update(developerAccounts)
     .set({ name, updatedAt: sql`now()` })
-    .where(scoped(ctx, eq(developerAccounts.id, id)))
+    .where(inScope(developerAccounts, ctx, eq(developerAccounts.id, id)))
     .returning();
   if (!row) throw notFound("developer account", id);
   return row;
@@ -102,7 +100,7 @@ export async function deleteDeveloperAccount(db: Queryable, ctx: ProjectContext,
   const [row] = await db
     .update(developerAccounts)
     .set({ deleted: true, updatedAt: sql`now()` })
-    .where(scoped(ctx, eq(developerAccounts.id, id)))
+    .where(inScope(developerAccounts, ctx, eq(developerAccounts.id, id)))
     .returning({ id: developerAccounts.id });
   if (!row) throw notFound("developer account", id);
   return { id, object: "developerAccount" as const, deleted: true as const };
@@ -119,7 +117,7 @@ export async function tokenCollector(db: Queryable, ctx: ProjectContext): Promis
     const [existing] = await tx
       .select()
       .from(developerAccounts)
-      .where(scoped(ctx, eq(developerAccounts.custodial, true), eq(developerAccounts.deleted, false)))
+      .where(inScope(developerAccounts, ctx, eq(developerAccounts.custodial, true), eq(developerAccounts.deleted, false)))
       .orderBy(asc(developerAccounts.createdAt), asc(developerAccounts.id))
       .limit(1);
     return existing ?? insertCustodial(tx, ctx, "Token collector");

@@ -1,9 +1,10 @@
-import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { chainFor } from "@/lib/chain/registry";
 import { callOf, selectFunction } from "@/lib/contracts/arguments";
 import { getContract, type ContractRow } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { contracts, developerAccounts, eventDefinitions } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { getDeveloperAccount } from "@/lib/developer-accounts/service";
 import { badRequest, notFound, referenced, type ErrorDetails } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
@@ -83,9 +84,6 @@ async function watched(db: Queryable, ctx: ProjectContext, input: CreateEventInp
   return {};
 }
 
-const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(eventDefinitions.projectId, ctx.projectId), eq(eventDefinitions.livemode, ctx.livemode), ...conditions);
-
 export async function createEvent(db: Queryable, ctx: ProjectContext, input: CreateEventInput): Promise<EventRow> {
   checkFields(input);
   const target = await watched(db, ctx, input);
@@ -106,13 +104,14 @@ export async function createEvent(db: Queryable, ctx: ProjectContext, input: Cre
 
 /** Deleted definitions stay readable by id (with `deleted: true`), as contracts do. */
 export async function getEvent(db: Queryable, ctx: ProjectContext, id: string): Promise<EventRow> {
-  const [row] = await db.select().from(eventDefinitions).where(scoped(ctx, eq(eventDefinitions.id, id)));
+  const [row] = await db.select().from(eventDefinitions).where(inScope(eventDefinitions, ctx, eq(eventDefinitions.id, id)));
   if (!row) throw notFound("event", id);
   return row;
 }
 
 export async function listEvents(db: Queryable, ctx: ProjectContext, input: ListEventsInput) {
-  const where = scoped(
+  const where = inScope(
+    eventDefinitions,
     ctx,
     eq(eventDefinitions.deleted, input.deleted ?? false),
     input.name !== undefined ? eq(eventDefinitions.name, input.name) : undefined,
@@ -125,7 +124,7 @@ export async function deleteEvent(db: Queryable, ctx: ProjectContext, id: string
   const deleted = await db
     .update(eventDefinitions)
     .set({ deleted: true, updatedAt: sql`now()` })
-    .where(scoped(ctx, eq(eventDefinitions.id, id)))
+    .where(inScope(eventDefinitions, ctx, eq(eventDefinitions.id, id)))
     .returning({ id: eventDefinitions.id });
   if (deleted.length === 0) throw notFound("event", id);
   return { id, object: "event" as const, deleted: true as const };
@@ -135,10 +134,9 @@ export async function deleteEvent(db: Queryable, ctx: ProjectContext, id: string
 export async function watchedObjects(db: Queryable, ctx: ProjectContext, events: { contract: { id: string } | null; developerAccount: { id: string } | null }[]) {
   const contractIds = [...new Set(events.flatMap((e) => (e.contract ? [e.contract.id] : [])))];
   const accountIds = [...new Set(events.flatMap((e) => (e.developerAccount ? [e.developerAccount.id] : [])))];
-  const tenant = <T extends typeof contracts | typeof developerAccounts>(table: T) => and(eq(table.projectId, ctx.projectId), eq(table.livemode, ctx.livemode));
   const [contractRows, accountRows] = await Promise.all([
-    contractIds.length ? db.select().from(contracts).where(and(tenant(contracts), inArray(contracts.id, contractIds))) : [],
-    accountIds.length ? db.select().from(developerAccounts).where(and(tenant(developerAccounts), inArray(developerAccounts.id, accountIds))) : [],
+    contractIds.length ? db.select().from(contracts).where(inScope(contracts, ctx, inArray(contracts.id, contractIds))) : [],
+    accountIds.length ? db.select().from(developerAccounts).where(inScope(developerAccounts, ctx, inArray(developerAccounts.id, accountIds))) : [],
   ]);
   return {
     contracts: new Map(contractRows.map((c) => [c.id, { name: c.name, address: c.address, deleted: c.deleted }])),

@@ -9,6 +9,7 @@ import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import { encodeAccountCalls, estimateUserOperation, type AccountCall } from "@/lib/chain/userop";
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, referenced } from "@/lib/http/errors";
 import { getPlayer } from "@/lib/players/service";
 import type { RuledCall } from "@/lib/policies/evaluate";
@@ -70,7 +71,7 @@ async function accountFrom(db: Queryable, ctx: ProjectContext, chainId: number, 
   const [account] = await db
     .select()
     .from(accounts)
-    .where(and(eq(accounts.projectId, ctx.projectId), eq(accounts.livemode, ctx.livemode), eq(accounts.chainId, chainId), eq(accounts.address, getAddress(from))));
+    .where(inScope(accounts, ctx, eq(accounts.chainId, chainId), eq(accounts.address, getAddress(from))));
   if (!account) {
     throw badRequest(`${from} is not an account of this project on chain ${chainId}: fromAddress takes an account's address, or a pla_/acc_ id.`, {
       fromAddress: { value: from, message: "not an account of the project on this chain" },

@@ -1,14 +1,13 @@
-import { and, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Address } from "viem";
 import type { Queryable } from "@/lib/db/client";
 import { exchangeSettings } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { notFound } from "@/lib/http/errors";
 import { unixSeconds } from "@/lib/http/resource";
 import type { ProjectContext } from "@/lib/projects/service";
 
 type SettingsRow = typeof exchangeSettings.$inferSelect;
-
-const scoped = (ctx: ProjectContext) => and(eq(exchangeSettings.projectId, ctx.projectId), eq(exchangeSettings.livemode, ctx.livemode));
 
 const present = (ctx: ProjectContext, row: SettingsRow | undefined) => ({
   object: "exchangeSettings" as const,
@@ -21,13 +20,13 @@ const present = (ctx: ProjectContext, row: SettingsRow | undefined) => ({
 
 /** The mode's service fee on swaps, if one is set. */
 export async function exchangeFee(db: Queryable, ctx: ProjectContext): Promise<{ basisPoints: number; recipient: Address } | null> {
-  const [row] = await db.select().from(exchangeSettings).where(scoped(ctx));
+  const [row] = await db.select().from(exchangeSettings).where(inScope(exchangeSettings, ctx));
   return row ? { basisPoints: row.feeBasisPoints, recipient: row.feeRecipient as Address } : null;
 }
 
 /** The settings as the API shows them: a zero fee and no recipient when none is set. */
 export async function getExchangeSettings(db: Queryable, ctx: ProjectContext) {
-  const [row] = await db.select().from(exchangeSettings).where(scoped(ctx));
+  const [row] = await db.select().from(exchangeSettings).where(inScope(exchangeSettings, ctx));
   return present(ctx, row);
 }
 
@@ -44,7 +43,7 @@ export async function setExchangeSettings(db: Queryable, ctx: ProjectContext, in
 }
 
 export async function deleteExchangeSettings(db: Queryable, ctx: ProjectContext) {
-  const [row] = await db.delete(exchangeSettings).where(scoped(ctx)).returning();
+  const [row] = await db.delete(exchangeSettings).where(inScope(exchangeSettings, ctx)).returning();
   if (!row) throw notFound("exchange fee", ctx.livemode ? "live" : "test");
   return { ...present(ctx, row), deleted: true as const };
 }

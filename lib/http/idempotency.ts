@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "@/lib/db/client";
 import { idempotencyKeys } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import type { ProjectContext } from "@/lib/projects/service";
 import { deferringSideEffects, runDeferred, type Deferred } from "./after-commit";
 import { ApiError } from "./errors";
@@ -52,9 +53,9 @@ export async function runIdempotent(
   execute: (db: Db) => Promise<{ status: number; body: unknown }>,
 ): Promise<StoredResponse> {
   if (key.length > 255) throw new ApiError(400, "invalid_request_error", "Idempotency-Key must be at most 255 characters.");
-  const scope = and(
-    eq(idempotencyKeys.projectId, project.projectId),
-    eq(idempotencyKeys.livemode, project.livemode),
+  const scope = inScope(
+    idempotencyKeys,
+    project,
     eq(idempotencyKeys.key, key),
   );
   for (let attempt = 0; attempt < 3; attempt++) {

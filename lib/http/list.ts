@@ -2,6 +2,7 @@ import { asc, count, desc, getTableColumns, inArray, sql, type SQL } from "drizz
 import type { Placeholder } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Queryable } from "@/lib/db/client";
+import type { TenantScope } from "@/lib/db/scope";
 
 export interface ListParams {
   limit?: number;
@@ -73,14 +74,8 @@ export async function listPage<T extends ListableTable, X extends Record<string,
   return toResult(page, skip, () => countOf(db, table, where));
 }
 
-/** A project and mode to scope a statement to: values, or a prepared statement's placeholders for them. */
-export interface ScopeValues {
-  projectId: string | Placeholder;
-  livemode: boolean | Placeholder;
-}
-
 /** Placeholders for a prepared list's values: the caller's project and mode, and the filters given. */
-export interface ListPlaceholders<F> extends ScopeValues {
+export interface ListPlaceholders<F> extends TenantScope {
   projectId: Placeholder;
   livemode: Placeholder;
   /** A placeholder for each filter given in this call (those not given are absent: another statement). */

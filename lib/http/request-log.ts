@@ -1,6 +1,7 @@
-import { and, eq, gte, sql } from "drizzle-orm";
+import { gte, sql } from "drizzle-orm";
 import type { Db, Queryable } from "@/lib/db/client";
 import { requestLogs } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import type { ProjectContext } from "@/lib/projects/service";
 import { listPage } from "./list";
 import { log } from "@/lib/log";
@@ -71,6 +72,6 @@ export function flushRequestLog(): Promise<void> {
 
 /** The mode's logged requests, newest first; `failed` keeps only 4xx and 5xx answers. */
 export async function listRequestLogs(db: Queryable, ctx: ProjectContext, params: { limit: number; skip: number; failed?: boolean }) {
-  const where = and(eq(requestLogs.projectId, ctx.projectId), eq(requestLogs.livemode, ctx.livemode), params.failed ? gte(requestLogs.status, 400) : undefined);
+  const where = inScope(requestLogs, ctx, params.failed ? gte(requestLogs.status, 400) : undefined);
   return listPage(db, requestLogs, where, params);
 }

@@ -1,6 +1,7 @@
-import { and, eq, exists, isNull, or, sql, type SQL } from "drizzle-orm";
+import { eq, exists, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { createAccount } from "@/lib/accounts/service";
 import { badRequest, conflict, notFound } from "@/lib/http/errors";
 import type { Metadata } from "@/lib/http/fields";
@@ -61,15 +62,15 @@ export interface ListAuthPlayers extends ListParams {
 }
 
 const identityOf = (ctx: ProjectContext, ...conditions: SQL[]) =>
-  and(eq(playerIdentities.playerId, players.id), eq(playerIdentities.projectId, ctx.projectId), eq(playerIdentities.livemode, ctx.livemode), ...conditions);
+  inScope(playerIdentities, ctx, eq(playerIdentities.playerId, players.id), ...conditions);
 
 /** Players with an identity, newest first; `email` matches the player's or an identity's email, `externalUserId` an identity's user id (any provider). */
 export async function listAuthPlayers(db: Queryable, ctx: ProjectContext, input: ListAuthPlayers) {
   const anyIdentity = (...conditions: SQL[]) => exists(db.select({ one: sql`1` }).from(playerIdentities).where(identityOf(ctx, ...conditions)));
   const email = input.email?.trim().toLowerCase();
-  const where = and(
-    eq(players.projectId, ctx.projectId),
-    eq(players.livemode, ctx.livemode),
+  const where = inScope(
+    players,
+    ctx,
     isNull(players.deletedAt),
     anyIdentity(),
     email ? or(sql`lower(${players.email}) = ${email}`, anyIdentity(sql`lower(${playerIdentities.email}) = ${email}`)) : undefined,
@@ -88,7 +89,7 @@ export async function listAuthPlayers(db: Queryable, ctx: ProjectContext, input:
 export async function deleteAuthPlayer(db: Queryable, ctx: ProjectContext, id: string) {
   return db.transaction(async (tx) => {
     // Locked first: a sign-in linking an identity to this player by email waits, then sees it deleted.
-    const [player] = await tx.select().from(players).where(and(eq(players.id, id), eq(players.projectId, ctx.projectId), eq(players.livemode, ctx.livemode), isNull(players.deletedAt))).for("update");
+    const [player] = await tx.select().from(players).where(inScope(players, ctx, eq(players.id, id), isNull(players.deletedAt))).for("update");
     if (!player) throw notFound("player", id);
     const [shown] = await presentWithPlayer(tx, ctx, [player]);
     await tx.update(players).set({ deletedAt: new Date() }).where(eq(players.id, id));

@@ -3,6 +3,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { decodeJwt } from "jose";
 import type { Queryable } from "@/lib/db/client";
 import { oauthSignins } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest, conflict, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
@@ -164,7 +165,7 @@ export async function collectGoogleSignin(db: Queryable, ctx: ProjectContext, ke
   const [row] = await db
     .select()
     .from(oauthSignins)
-    .where(and(eq(oauthSignins.keyHash, sha256(key)), eq(oauthSignins.projectId, ctx.projectId), eq(oauthSignins.livemode, ctx.livemode)));
+    .where(inScope(oauthSignins, ctx, eq(oauthSignins.keyHash, sha256(key))));
   if (!row) throw notFound("sign-in", key);
   if (row.collectedAt) throw conflict("This sign-in's result was already collected.");
   if (row.expiresAt.getTime() <= Date.now()) throw conflict("This sign-in expired: start a new one.");

@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, isNotNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { ApiError } from "@/lib/http/errors";
 import { unixSeconds } from "@/lib/http/resource";
 import { newId } from "@/lib/ids";
@@ -46,9 +47,9 @@ export const normalisedUserId = (provider: string, externalUserId: string) =>
 
 /** The one identity of `provider` with that user id in the project and mode (the unique index's key). */
 const identityKey = (ctx: ProjectContext, provider: string, externalUserId: string) =>
-  and(
-    eq(playerIdentities.projectId, ctx.projectId),
-    eq(playerIdentities.livemode, ctx.livemode),
+  inScope(
+    playerIdentities,
+    ctx,
     eq(playerIdentities.provider, provider),
     eq(playerIdentities.externalUserId, normalisedUserId(provider, externalUserId)),
   );

@@ -1,8 +1,9 @@
 import crypto from "node:crypto";
-import { and, asc, eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { oauthConfigs } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, notFound, type ErrorDetails } from "@/lib/http/errors";
 import { booleanField, integerField } from "@/lib/http/fields";
 import { newId } from "@/lib/ids";
@@ -129,28 +130,28 @@ function toConfig(row: Row): ProviderConfig {
   };
 }
 
-const scoped = (ctx: ProjectContext, provider?: string) =>
-  and(eq(oauthConfigs.projectId, ctx.projectId), eq(oauthConfigs.livemode, ctx.livemode), provider ? eq(oauthConfigs.provider, provider) : undefined);
+// The mode's configurations, narrowed to one provider when a (non-empty) name is given.
+const configsIn = (ctx: ProjectContext, provider?: string) => inScope(oauthConfigs, ctx, provider ? eq(oauthConfigs.provider, provider) : undefined);
 
 /** The mode's configuration of a provider, secrets decrypted (for verification and sign-in flows), or null. */
 export async function loadProviderConfig(db: Queryable, ctx: ProjectContext, provider: string): Promise<ProviderConfig | null> {
-  const [row] = await db.select().from(oauthConfigs).where(scoped(ctx, provider));
+  const [row] = await db.select().from(oauthConfigs).where(configsIn(ctx, provider));
   return row ? toConfig(row) : null;
 }
 
 export async function listConfigs(db: Queryable, ctx: ProjectContext) {
-  const rows = await db.select().from(oauthConfigs).where(scoped(ctx)).orderBy(asc(oauthConfigs.createdAt), asc(oauthConfigs.provider));
+  const rows = await db.select().from(oauthConfigs).where(configsIn(ctx)).orderBy(asc(oauthConfigs.createdAt), asc(oauthConfigs.provider));
   return rows.map(presentConfig);
 }
 
 export async function getConfig(db: Queryable, ctx: ProjectContext, provider: string) {
-  const [row] = await db.select().from(oauthConfigs).where(scoped(ctx, provider));
+  const [row] = await db.select().from(oauthConfigs).where(configsIn(ctx, provider));
   if (!row) throw notFound("OAuth configuration", provider);
   return presentConfig(row);
 }
 
 export async function deleteConfig(db: Queryable, ctx: ProjectContext, provider: string) {
-  const [row] = await db.delete(oauthConfigs).where(scoped(ctx, provider)).returning({ id: oauthConfigs.id });
+  const [row] = await db.delete(oauthConfigs).where(configsIn(ctx, provider)).returning({ id: oauthConfigs.id });
   if (!row) throw notFound("OAuth configuration", provider);
   return { id: row.id, object: "oauthConfig" as const, deleted: true as const };
 }
@@ -225,7 +226,7 @@ export async function upsertConfig(db: Queryable, ctx: ProjectContext, input: Co
   const { provider, enabled, ...given } = input;
   await checkValues(given, ctx.livemode);
   const result = await db.transaction(async (tx): Promise<ConfigResponse | null> => {
-    const [current] = await tx.select().from(oauthConfigs).where(scoped(ctx, provider)).for("update");
+    const [current] = await tx.select().from(oauthConfigs).where(configsIn(ctx, provider)).for("update");
     const merged = current ? fieldsOf(current, secretsOf(current)) : {};
     for (const [name, value] of Object.entries(given) as [FieldName, string | number][]) {
       if (value === "") delete merged[name];

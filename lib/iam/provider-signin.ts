@@ -1,6 +1,7 @@
-import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
+import { asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest } from "@/lib/http/errors";
 import { findIdentity, linkIdentity, releaseDeletedIdentity } from "@/lib/iam/identities";
 import { createPlayer, type PlayerRow } from "@/lib/players/service";
@@ -38,9 +39,9 @@ async function playerWithVerifiedEmail(db: Queryable, ctx: ProjectContext, email
     .from(playerIdentities)
     .innerJoin(players, eq(players.id, playerIdentities.playerId))
     .where(
-      and(
-        eq(playerIdentities.projectId, ctx.projectId),
-        eq(playerIdentities.livemode, ctx.livemode),
+      inScope(
+        playerIdentities,
+        ctx,
         sql`lower(${playerIdentities.email}) = ${email.toLowerCase()}`,
         isNotNull(playerIdentities.emailVerifiedAt),
         isNull(players.deletedAt),

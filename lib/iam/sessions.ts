@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerSessions } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { newId } from "@/lib/ids";
 import { sha256 } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -48,7 +49,7 @@ export async function refreshSession(db: Queryable, ctx: ProjectContext, refresh
   const [session] = await db
     .select()
     .from(playerSessions)
-    .where(and(eq(playerSessions.id, sessionId), eq(playerSessions.projectId, ctx.projectId), eq(playerSessions.livemode, ctx.livemode)));
+    .where(inScope(playerSessions, ctx, eq(playerSessions.id, sessionId)));
   if (!session) throw new SessionError("invalid refresh token");
   if (session.revokedAt) throw new SessionError("the session was ended");
   if (session.expiresAt.getTime() <= Date.now()) throw new SessionError("the session expired");

@@ -1,10 +1,11 @@
-import { and, eq, gt, isNull, lt, sql } from "drizzle-orm";
+import { eq, gt, isNull, lt, sql } from "drizzle-orm";
 import { verifyMessage, type Address, type Hex } from "viem";
 import { generateSiweNonce, parseSiweMessage, validateSiweMessage, verifySiweMessage } from "viem/siwe";
 import { publicClient } from "@/lib/chain/clients";
 import { findChain } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, siweNonces } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest, conflict } from "@/lib/http/errors";
 import type { ProjectContext } from "@/lib/projects/service";
 import { createPlayer, getPlayer } from "@/lib/players/service";
@@ -54,10 +55,10 @@ async function verifiedAddress(db: Queryable, ctx: ProjectContext, message: stri
     .update(siweNonces)
     .set({ usedAt: sql`now()` })
     .where(
-      and(
+      inScope(
+        siweNonces,
+        ctx,
         eq(siweNonces.nonce, parsed.nonce),
-        eq(siweNonces.projectId, ctx.projectId),
-        eq(siweNonces.livemode, ctx.livemode),
         eq(siweNonces.address, parsed.address.toLowerCase()),
         isNull(siweNonces.usedAt),
         gt(siweNonces.expiresAt, sql`now()`),

@@ -2,6 +2,7 @@ import { and, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import { decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from "jose";
 import type { Queryable } from "@/lib/db/client";
 import { playerTokenKeys } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { newId } from "@/lib/ids";
 import { decrypt, encrypt } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -32,7 +33,7 @@ async function activeKey(db: Queryable, ctx: ProjectContext): Promise<KeyRow> {
   const [row] = await db
     .select()
     .from(playerTokenKeys)
-    .where(and(eq(playerTokenKeys.projectId, ctx.projectId), eq(playerTokenKeys.livemode, ctx.livemode), isNull(playerTokenKeys.retiredAt)))
+    .where(inScope(playerTokenKeys, ctx, isNull(playerTokenKeys.retiredAt)))
     .orderBy(desc(playerTokenKeys.createdAt))
     .limit(1);
   return row ?? createKey(db, ctx);
@@ -43,7 +44,7 @@ export async function rotateTokenKey(db: Queryable, ctx: ProjectContext): Promis
   await db
     .update(playerTokenKeys)
     .set({ retiredAt: sql`now()` })
-    .where(and(eq(playerTokenKeys.projectId, ctx.projectId), eq(playerTokenKeys.livemode, ctx.livemode), isNull(playerTokenKeys.retiredAt)));
+    .where(inScope(playerTokenKeys, ctx, isNull(playerTokenKeys.retiredAt)));
   const row = await createKey(db, ctx);
   return { kid: row.id };
 }
@@ -55,9 +56,9 @@ export async function tokenJwks(db: Queryable, ctx: ProjectContext): Promise<{ k
     .select({ publicJwk: playerTokenKeys.publicJwk })
     .from(playerTokenKeys)
     .where(
-      and(
-        eq(playerTokenKeys.projectId, ctx.projectId),
-        eq(playerTokenKeys.livemode, ctx.livemode),
+      inScope(
+        playerTokenKeys,
+        ctx,
         or(isNull(playerTokenKeys.retiredAt), gt(playerTokenKeys.retiredAt, sql`now() - make_interval(secs => ${PLAYER_TOKEN_TTL_SECONDS})`)),
       ),
     )

@@ -1,10 +1,10 @@
 import { and, eq, ilike, isNotNull, isNull, or, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { listPage } from "@/lib/http/list";
 import { likePattern } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
-import { scoped } from "./service";
 
 /** The states the dashboard shows: "broadcast" is landed but not yet confirmed, "successful" confirmed. */
 export const INTENT_STATES = ["awaiting_signature", "pending", "broadcast", "successful", "failed", "cancelled"] as const;
@@ -29,7 +29,8 @@ export async function searchIntents(
   return listPage(
     db,
     t,
-    scoped(
+    inScope(
+      t,
       ctx,
       input.state ? inState(input.state) : undefined,
       input.player ? eq(t.playerId, input.player) : undefined,

@@ -1,6 +1,6 @@
 // Transaction intents: creating one (building, sponsoring and signing its userOperation), recording it, reading them.
 import crypto from "node:crypto";
-import { and, eq, inArray, lte, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { eq, inArray, lte, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { toHex, type Address, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
@@ -20,6 +20,7 @@ import {
 } from "@/lib/chain/userop";
 import type { Queryable, Tx } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
@@ -41,9 +42,6 @@ import { sponsorOf } from "@/lib/paymasters/sponsor";
 export type IntentRow = typeof transactionIntents.$inferSelect;
 
 export { SPONSORSHIP_SECONDS } from "@/lib/paymasters/sponsor";
-
-export const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(transactionIntents.projectId, ctx.projectId), eq(transactionIntents.livemode, ctx.livemode), ...conditions);
 
 /** A random 2D nonce key: concurrent intents of one account never wait for or collide with each other. */
 const freshNonceKey = () => BigInt(toHex(crypto.randomBytes(24)));
@@ -232,13 +230,14 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
 }
 
 export async function getIntent(db: Queryable, ctx: ProjectContext, id: string): Promise<IntentRow> {
-  const [row] = await db.select().from(transactionIntents).where(scoped(ctx, eq(transactionIntents.id, id)));
+  const [row] = await db.select().from(transactionIntents).where(inScope(transactionIntents, ctx, eq(transactionIntents.id, id)));
   if (!row) throw notFound("transaction intent", id);
   return row;
 }
 
 export async function listIntents(db: Queryable, ctx: ProjectContext, input: ListIntentsInput) {
-  const where = scoped(
+  const where = inScope(
+    transactionIntents,
     ctx,
     input.chainId !== undefined ? eq(transactionIntents.chainId, input.chainId) : undefined,
     input.account?.length ? inArray(transactionIntents.accountId, input.account) : undefined,

@@ -5,6 +5,7 @@ import { readChain, type Read } from "@/lib/chain/multicall";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import type { Db, Queryable } from "@/lib/db/client";
 import { accounts, contracts, tokenTransfers } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { getAccount } from "@/lib/accounts/service";
 import { badRequest } from "@/lib/http/errors";
 import { getPlayer } from "@/lib/players/service";
@@ -38,7 +39,7 @@ export async function playerHolder(db: Queryable, ctx: ProjectContext, playerId:
   const [account] = await db
     .select({ address: accounts.address })
     .from(accounts)
-    .where(and(eq(accounts.projectId, ctx.projectId), eq(accounts.livemode, ctx.livemode), eq(accounts.playerId, playerId), eq(accounts.chainId, chainId)));
+    .where(inScope(accounts, ctx, eq(accounts.playerId, playerId), eq(accounts.chainId, chainId)));
   return { chain, address: (account?.address as Address | undefined) ?? null };
 }
 
@@ -51,10 +52,9 @@ type ContractRow = typeof contracts.$inferSelect;
 
 /** The project's registered, not deleted contracts on the chain; or exactly those named by the filter, each checked (400 naming it). */
 async function contractsOn(db: Queryable, ctx: ProjectContext, chainId: number, input: InventoryListInput): Promise<ContractRow[]> {
-  const scope = and(eq(contracts.projectId, ctx.projectId), eq(contracts.livemode, ctx.livemode));
-  if (!input.contracts?.length) return db.select().from(contracts).where(and(scope, eq(contracts.chainId, chainId), eq(contracts.deleted, false)));
+  if (!input.contracts?.length) return db.select().from(contracts).where(inScope(contracts, ctx, eq(contracts.chainId, chainId), eq(contracts.deleted, false)));
   const ids = [...new Set(input.contracts)];
-  const rows = await db.select().from(contracts).where(and(scope, inArray(contracts.id, ids)));
+  const rows = await db.select().from(contracts).where(inScope(contracts, ctx, inArray(contracts.id, ids)));
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const [i, id] of input.contracts.entries()) {
     const row = byId.get(id);

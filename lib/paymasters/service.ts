@@ -1,9 +1,10 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Address } from "viem";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { chainFor, supportedChains, type ChainConfig } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { paymasters, policies } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
@@ -12,9 +13,6 @@ import type { ProjectContext } from "@/lib/projects/service";
 import type { CreatePaymasterInput, ListPaymastersInput, UpdatePaymasterInput } from "./schema";
 
 export type PaymasterRow = typeof paymasters.$inferSelect;
-
-const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(paymasters.projectId, ctx.projectId), eq(paymasters.livemode, ctx.livemode), ...conditions);
 
 const hasCode = async (chain: ChainConfig, address: Address) =>
   ((await onChain(chain, () => publicClient(chain).getCode({ address }))) ?? "0x") !== "0x";
@@ -62,13 +60,13 @@ export async function createPaymaster(db: Queryable, ctx: ProjectContext, input:
 
 /** Deleted paymasters stay readable by id (with `deleted: true`), like contracts. */
 export async function getPaymaster(db: Queryable, ctx: ProjectContext, id: string): Promise<PaymasterRow> {
-  const [row] = await db.select().from(paymasters).where(scoped(ctx, eq(paymasters.id, id)));
+  const [row] = await db.select().from(paymasters).where(inScope(paymasters, ctx, eq(paymasters.id, id)));
   if (!row) throw notFound("paymaster", id);
   return row;
 }
 
 export async function listPaymasters(db: Queryable, ctx: ProjectContext, input: ListPaymastersInput) {
-  return listPage(db, paymasters, scoped(ctx, eq(paymasters.deleted, input.deleted ?? false)), input);
+  return listPage(db, paymasters, inScope(paymasters, ctx, eq(paymasters.deleted, input.deleted ?? false)), input);
 }
 
 /** The chains of the live policies that sponsor through the paymaster. */
@@ -76,7 +74,7 @@ async function policyChains(db: Queryable, ctx: ProjectContext, id: string): Pro
   const rows = await db
     .selectDistinct({ chainId: policies.chainId })
     .from(policies)
-    .where(and(eq(policies.projectId, ctx.projectId), eq(policies.livemode, ctx.livemode), eq(policies.paymasterId, id), eq(policies.deleted, false)));
+    .where(inScope(policies, ctx, eq(policies.paymasterId, id), eq(policies.deleted, false)));
   return rows.map((r) => r.chainId);
 }
 
@@ -99,7 +97,7 @@ export async function updatePaymaster(db: Queryable, ctx: ProjectContext, id: st
       ...(input.name !== undefined && { name: input.name }),
       updatedAt: sql`now()`,
     })
-    .where(scoped(ctx, eq(paymasters.id, id)))
+    .where(inScope(paymasters, ctx, eq(paymasters.id, id)))
     .returning();
   return row!;
 }
@@ -107,7 +105,7 @@ export async function updatePaymaster(db: Queryable, ctx: ProjectContext, id: st
 /** Soft delete; refused (409) while a policy that is not deleted sponsors through it, so no policy silently loses its paymaster. */
 export async function deletePaymaster(db: Queryable, ctx: ProjectContext, id: string) {
   return db.transaction(async (tx) => {
-    const [row] = await tx.select().from(paymasters).where(scoped(ctx, eq(paymasters.id, id))).for("update");
+    const [row] = await tx.select().from(paymasters).where(inScope(paymasters, ctx, eq(paymasters.id, id))).for("update");
     if (!row) throw notFound("paymaster", id);
     const [user] = await tx
       .select({ id: policies.id })

@@ -1,7 +1,7 @@
 import { serializeAccount } from "@/lib/accounts/serializer";
 import { accountIdsOf, accountsOfPlayers } from "@/lib/accounts/service";
 import type { Queryable } from "@/lib/db/client";
-import type { ScopeValues } from "@/lib/http/list";
+import type { TenantScope } from "@/lib/db/scope";
 import { players } from "@/lib/db/schema";
 import { embeddedIntents, latestIntentIdsOf } from "@/lib/intents/service";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -9,7 +9,7 @@ import { serializePlayer } from "./serializer";
 import type { PlayerRow } from "./service";
 
 /** The ids a player embeds, as columns of the statement that reads the players: no lookups after it. */
-export const playerRefColumns = (ctx: ScopeValues) => ({ accountIds: accountIdsOf(ctx, players.id), intentIds: latestIntentIdsOf("playerId", players.id) });
+export const playerRefColumns = (ctx: TenantScope) => ({ accountIds: accountIdsOf(ctx, players.id), intentIds: latestIntentIdsOf("playerId", players.id) });
 
 export interface PlayerRefs {
   accountIds: string[];

@@ -1,18 +1,19 @@
-import { and, eq, ilike, inArray, isNull, or, type SQL } from "drizzle-orm";
+import { eq, ilike, inArray, isNull, or, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { players } from "@/lib/db/schema";
+import { inScope, type TenantScope } from "@/lib/db/scope";
 import { notFound } from "@/lib/http/errors";
 import { revokePlayerSessions } from "@/lib/iam/sessions";
 import { applyMetadata } from "@/lib/http/fields";
-import { listPage, preparedList, type ListPlaceholders, type ScopeValues } from "@/lib/http/list";
+import { listPage, preparedList, type ListPlaceholders } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
 import type { CreatePlayerInput, ListPlayersInput } from "./schema";
 
 export type PlayerRow = typeof players.$inferSelect;
 
-const scoped = (ctx: ScopeValues, ...conditions: (SQL | undefined)[]) =>
-  and(eq(players.projectId, ctx.projectId), eq(players.livemode, ctx.livemode), isNull(players.deletedAt), ...conditions);
+// A deleted player is gone for the API: every lookup but playersByIds skips it.
+const scoped = (ctx: TenantScope, ...conditions: (SQL | undefined)[]) => inScope(players, ctx, isNull(players.deletedAt), ...conditions);
 
 export async function createPlayer(db: Queryable, ctx: ProjectContext, input: CreatePlayerInput): Promise<PlayerRow> {
   const [row] = await db
@@ -88,7 +89,7 @@ export async function playersByIds(db: Queryable, ctx: ProjectContext, ids: stri
   return db
     .select()
     .from(players)
-    .where(and(eq(players.projectId, ctx.projectId), eq(players.livemode, ctx.livemode), inArray(players.id, ids)));
+    .where(inScope(players, ctx, inArray(players.id, ids)));
 }
 
 /** `%`, `_` and `\` match themselves in a LIKE pattern built from what a developer typed. */

@@ -1,8 +1,9 @@
-import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
+import { asc, eq, inArray } from "drizzle-orm";
 import type { AbiFunction } from "abitype";
 import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { policyRules } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, notFound, referenced, type ErrorDetails } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
@@ -12,9 +13,6 @@ import { getPolicy } from "./service";
 
 export type PolicyRuleRow = typeof policyRules.$inferSelect;
 type RuleFields = Omit<CreatePolicyRuleInput, "policy" | "expand">;
-
-const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(policyRules.projectId, ctx.projectId), eq(policyRules.livemode, ctx.livemode), ...conditions);
 
 const NOT_FOR: Record<RuleFields["type"], (keyof RuleFields)[]> = {
   contract_functions: ["gasLimit", "countLimit", "timeIntervalType", "timeIntervalValue"],
@@ -89,7 +87,7 @@ export async function createPolicyRule(db: Queryable, ctx: ProjectContext, input
 }
 
 export async function getPolicyRule(db: Queryable, ctx: ProjectContext, id: string): Promise<PolicyRuleRow> {
-  const [row] = await db.select().from(policyRules).where(scoped(ctx, eq(policyRules.id, id)));
+  const [row] = await db.select().from(policyRules).where(inScope(policyRules, ctx, eq(policyRules.id, id)));
   if (!row) throw notFound("policy rule", id);
   return row;
 }
@@ -125,21 +123,21 @@ export async function updatePolicyRule(db: Queryable, ctx: ProjectContext, id: s
 }
 
 export async function deletePolicyRule(db: Queryable, ctx: ProjectContext, id: string) {
-  const deleted = await db.delete(policyRules).where(scoped(ctx, eq(policyRules.id, id))).returning({ id: policyRules.id });
+  const deleted = await db.delete(policyRules).where(inScope(policyRules, ctx, eq(policyRules.id, id))).returning({ id: policyRules.id });
   if (deleted.length === 0) throw notFound("policy rule", id);
   return { id, object: "policyRule" as const, deleted: true as const };
 }
 
 export async function listPolicyRules(db: Queryable, ctx: ProjectContext, input: ListPolicyRulesInput) {
   await referenced(getPolicy(db, ctx, input.policy), "policy", input.policy);
-  return listPage(db, policyRules, scoped(ctx, eq(policyRules.policyId, input.policy)), input);
+  return listPage(db, policyRules, inScope(policyRules, ctx, eq(policyRules.policyId, input.policy)), input);
 }
 
 /** Every rule of the given policies, oldest first (for embedding and evaluation). */
 export async function rulesOfPolicies(db: Queryable, ctx: ProjectContext, policyIds: string[]): Promise<Map<string, PolicyRuleRow[]>> {
   const byPolicy = new Map<string, PolicyRuleRow[]>(policyIds.map((id) => [id, []]));
   if (policyIds.length === 0) return byPolicy;
-  const rows = await db.select().from(policyRules).where(scoped(ctx, inArray(policyRules.policyId, policyIds))).orderBy(asc(policyRules.createdAt), asc(policyRules.id));
+  const rows = await db.select().from(policyRules).where(inScope(policyRules, ctx, inArray(policyRules.policyId, policyIds))).orderBy(asc(policyRules.createdAt), asc(policyRules.id));
   for (const row of rows) byPolicy.get(row.policyId)?.push(row);
   return byPolicy;
 }

@@ -1,9 +1,10 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { chainFor } from "@/lib/chain/registry";
 import { activeContractOn } from "@/lib/contracts/service";
 import { usablePaymaster } from "@/lib/paymasters/service";
 import type { Queryable } from "@/lib/db/client";
 import { policies, policyRules } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, conflict, notFound } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
@@ -12,9 +13,6 @@ import type { CreatePolicyInput, ListPoliciesInput, UpdatePolicyInput } from "./
 
 export type PolicyRow = typeof policies.$inferSelect;
 type StrategyInput = CreatePolicyInput["strategy"];
-
-const scoped = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(policies.projectId, ctx.projectId), eq(policies.livemode, ctx.livemode), ...conditions);
 
 /** The paymaster column for `paymaster` (pay_, checked usable on the policy's chain; "" = our own paymaster), or {} when not given. */
 async function paymasterColumn(db: Queryable, ctx: ProjectContext, chainId: number, paymaster: string | undefined) {
@@ -56,13 +54,14 @@ export async function createPolicy(db: Queryable, ctx: ProjectContext, input: Cr
 
 /** Deleted policies stay readable by id (with `deleted: true`). */
 export async function getPolicy(db: Queryable, ctx: ProjectContext, id: string): Promise<PolicyRow> {
-  const [row] = await db.select().from(policies).where(scoped(ctx, eq(policies.id, id)));
+  const [row] = await db.select().from(policies).where(inScope(policies, ctx, eq(policies.id, id)));
   if (!row) throw notFound("policy", id);
   return row;
 }
 
 export async function listPolicies(db: Queryable, ctx: ProjectContext, input: ListPoliciesInput) {
-  const where = scoped(
+  const where = inScope(
+    policies,
     ctx,
     eq(policies.deleted, input.deleted ?? false),
     input.name !== undefined ? eq(policies.name, input.name) : undefined,
@@ -74,7 +73,7 @@ export async function listPolicies(db: Queryable, ctx: ProjectContext, input: Li
 
 export async function updatePolicy(db: Queryable, ctx: ProjectContext, id: string, input: UpdatePolicyInput): Promise<PolicyRow> {
   return db.transaction(async (tx) => {
-    const [current] = await tx.select().from(policies).where(scoped(ctx, eq(policies.id, id))).for("update");
+    const [current] = await tx.select().from(policies).where(inScope(policies, ctx, eq(policies.id, id))).for("update");
     if (!current) throw notFound("policy", id);
     const chainId = input.chainId ?? current.chainId;
     if (input.chainId !== undefined && input.chainId !== current.chainId) {
@@ -110,13 +109,13 @@ export async function updatePolicy(db: Queryable, ctx: ProjectContext, id: strin
 }
 
 export async function setPolicyEnabled(db: Queryable, ctx: ProjectContext, id: string, enabled: boolean): Promise<PolicyRow> {
-  const [row] = await db.update(policies).set({ enabled, updatedAt: sql`now()` }).where(scoped(ctx, eq(policies.id, id))).returning();
+  const [row] = await db.update(policies).set({ enabled, updatedAt: sql`now()` }).where(inScope(policies, ctx, eq(policies.id, id))).returning();
   if (!row) throw notFound("policy", id);
   return row;
 }
 
 export async function deletePolicy(db: Queryable, ctx: ProjectContext, id: string) {
-  const deleted = await db.update(policies).set({ deleted: true, updatedAt: sql`now()` }).where(scoped(ctx, eq(policies.id, id))).returning({ id: policies.id });
+  const deleted = await db.update(policies).set({ deleted: true, updatedAt: sql`now()` }).where(inScope(policies, ctx, eq(policies.id, id))).returning({ id: policies.id });
   if (deleted.length === 0) throw notFound("policy", id);
   return { id, object: "policy" as const, deleted: true as const };
 }

@@ -3,6 +3,7 @@ import { and, asc, count, desc, eq, isNull } from "drizzle-orm";
 import type { Queryable, Tx } from "@/lib/db/client";
 import { InvalidatedCache } from "@/lib/db/invalidation";
 import { apiKeys, projects } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
@@ -40,7 +41,7 @@ export async function createSecretKey(db: Queryable, ctx: ProjectContext): Promi
     const [{ active }] = (await tx
       .select({ active: count() })
       .from(apiKeys)
-      .where(and(eq(apiKeys.projectId, ctx.projectId), eq(apiKeys.livemode, ctx.livemode), eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt)))) as [{ active: number }];
+      .where(inScope(apiKeys, ctx, eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt)))) as [{ active: number }];
     if (Number(active) >= MAX_SECRET_KEYS_PER_MODE) {
       throw badRequest(`This mode already has ${MAX_SECRET_KEYS_PER_MODE} active secret keys, the most it may have: revoke one you no longer use first.`);
     }
@@ -62,7 +63,7 @@ export async function createSecretKey(db: Queryable, ctx: ProjectContext): Promi
 export async function revokeSecretKey(db: Queryable, ctx: ProjectContext, keyId: string): Promise<boolean> {
   // This process forgets its cached keys as soon as the change commits; the others on its notification.
   return forgettingKeys(db, async (tx) => {
-    const live = and(eq(apiKeys.projectId, ctx.projectId), eq(apiKeys.livemode, ctx.livemode), eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt));
+    const live = inScope(apiKeys, ctx, eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt));
     const active = await tx.select({ id: apiKeys.id }).from(apiKeys).where(live).for("update");
     if (active.length < 2 || !active.some((k) => k.id === keyId)) return false;
     await tx.update(apiKeys).set({ revokedAt: new Date() }).where(and(live, eq(apiKeys.id, keyId)));
@@ -129,7 +130,7 @@ export async function rollKeys(db: Queryable, projectId: string, mode: Mode): Pr
     await tx
       .update(apiKeys)
       .set({ revokedAt: new Date() })
-      .where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.livemode, mode === "live"), isNull(apiKeys.revokedAt)));
+      .where(inScope(apiKeys, { projectId, livemode: mode === "live" }, isNull(apiKeys.revokedAt)));
     return issueKeys(tx, projectId, mode);
   });
 }
@@ -173,7 +174,7 @@ export async function currentSecretKey(db: Queryable, ctx: { projectId: string; 
   const [row] = await db
     .select({ encryptedSecret: apiKeys.encryptedSecret })
     .from(apiKeys)
-    .where(and(eq(apiKeys.projectId, ctx.projectId), eq(apiKeys.livemode, ctx.livemode), eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt)))
+    .where(inScope(apiKeys, ctx, eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt)))
     .orderBy(desc(apiKeys.createdAt))
     .limit(1);
   return row?.encryptedSecret ? decrypt(row.encryptedSecret, ctx.projectId) : null;
@@ -184,6 +185,6 @@ export async function activeKeys(db: Queryable, ctx: ProjectContext) {
   return db
     .select({ id: apiKeys.id, kind: apiKeys.kind, hint: apiKeys.hint, publishableKey: apiKeys.publishableKey, createdAt: apiKeys.createdAt })
     .from(apiKeys)
-    .where(and(eq(apiKeys.projectId, ctx.projectId), eq(apiKeys.livemode, ctx.livemode), isNull(apiKeys.revokedAt)))
+    .where(inScope(apiKeys, ctx, isNull(apiKeys.revokedAt)))
     .orderBy(asc(apiKeys.kind), desc(apiKeys.createdAt));
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, notInArray, sql } from "drizzle-orm";
 import { encodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, zeroAddress, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { accountTypeInfo } from "@/lib/accounts/types";
@@ -7,6 +7,7 @@ import { chainFor } from "@/lib/chain/registry";
 import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { accounts, sessions, transactionIntents } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
@@ -23,11 +24,8 @@ import { publishIntentEventAfterCommit } from "@/lib/deliveries/publish";
 
 export type SessionRow = typeof sessions.$inferSelect;
 
-export const scopedSessions = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(sessions.projectId, ctx.projectId), eq(sessions.livemode, ctx.livemode), ...conditions);
-
 export async function getSession(db: Queryable, ctx: ProjectContext, id: string): Promise<SessionRow> {
-  const [row] = await db.select().from(sessions).where(scopedSessions(ctx, eq(sessions.id, id)));
+  const [row] = await db.select().from(sessions).where(inScope(sessions, ctx, eq(sessions.id, id)));
   if (!row) throw notFound("session", id);
   return row;
 }
@@ -35,7 +33,7 @@ export async function getSession(db: Queryable, ctx: ProjectContext, id: string)
 /** A player's sessions (optionally one account's), newest first unless asked otherwise. */
 export async function listSessions(db: Queryable, ctx: ProjectContext, input: ListSessionsInput) {
   await getPlayer(db, ctx, input.player);
-  return listPage(db, sessions, scopedSessions(ctx, eq(sessions.playerId, input.player), input.account ? eq(sessions.accountId, input.account) : undefined), input);
+  return listPage(db, sessions, inScope(sessions, ctx, eq(sessions.playerId, input.player), input.account ? eq(sessions.accountId, input.account) : undefined), input);
 }
 
 /**
@@ -85,7 +83,7 @@ async function sessionsOfKey(db: Queryable, ctx: ProjectContext, accountId: stri
   const rows = await db
     .select()
     .from(sessions)
-    .where(scopedSessions(ctx, eq(sessions.accountId, accountId), eq(sessions.address, key), isNull(sessions.revokedAt)))
+    .where(inScope(sessions, ctx, eq(sessions.accountId, accountId), eq(sessions.address, key), isNull(sessions.revokedAt)))
     .orderBy(desc(sessions.createdAt), desc(sessions.id));
   const states = await sessionStates(db, rows);
   return rows.map((row) => ({ row, state: states.get(row.id)! }));

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { decodeFunctionData, erc20Abi, isAddressEqual, type Address, type Hex } from "viem";
 import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
@@ -6,6 +6,7 @@ import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { registeredContractsAt } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { contracts, developerAccounts } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import type { IntentRow } from "@/lib/intents/service";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import type { PolicyRow } from "@/lib/policies/service";
@@ -38,7 +39,7 @@ async function projectAccountsAmong(db: Queryable, ctx: ProjectContext, addresse
   const rows = await db
     .select({ address: developerAccounts.address })
     .from(developerAccounts)
-    .where(and(eq(developerAccounts.projectId, ctx.projectId), eq(developerAccounts.livemode, ctx.livemode), inArray(sql<string>`lower(${developerAccounts.address})`, addresses)));
+    .where(inScope(developerAccounts, ctx, inArray(sql<string>`lower(${developerAccounts.address})`, addresses)));
   return new Set(rows.map((r) => r.address.toLowerCase()));
 }
 

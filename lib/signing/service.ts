@@ -1,4 +1,4 @@
-import { and, eq, ilike } from "drizzle-orm";
+import { eq, ilike } from "drizzle-orm";
 import { decodeFunctionData, formatEther, type Abi, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { findChain } from "@/lib/chain/registry";
@@ -6,6 +6,7 @@ import { decodedJson } from "@/lib/contracts/decoded-json";
 import { getContract } from "@/lib/contracts/service";
 import type { Db, Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { ApiError } from "@/lib/http/errors";
 import { validate } from "@/lib/http/validate";
 import { relayIntent } from "@/lib/intents/operations";
@@ -91,7 +92,7 @@ async function contractAt(db: Queryable, ctx: ProjectContext, chainId: number, a
   const [row] = await db
     .select()
     .from(contracts)
-    .where(and(eq(contracts.projectId, ctx.projectId), eq(contracts.livemode, ctx.livemode), eq(contracts.chainId, chainId), eq(contracts.deleted, false), ilike(contracts.address, address)));
+    .where(inScope(contracts, ctx, eq(contracts.chainId, chainId), eq(contracts.deleted, false), ilike(contracts.address, address)));
   return row ?? null;
 }
 

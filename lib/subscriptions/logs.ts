@@ -1,6 +1,7 @@
-import { and, eq, isNull, max, type SQL } from "drizzle-orm";
+import { and, eq, isNull, max } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { triggers, webhookDeliveries } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { attemptDelivery, type AttemptResult } from "@/lib/deliveries/attempt";
 import { deliveryTargets, publishTest } from "@/lib/deliveries/publish";
 import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
@@ -12,12 +13,10 @@ import { presentLog, type LogRow } from "./present";
 import type { ListLogsInput, TestTriggerInput, TestTriggerResponse } from "./schema";
 import { subscriptionRow } from "./service";
 
-const scopedLogs = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.livemode, ctx.livemode), ...conditions);
-
 /** Every delivery attempt of the mode (project webhook, triggers, tests), newest first, filtered. */
 export async function listLogs(db: Queryable, ctx: ProjectContext, input: ListLogsInput) {
-  const where = scopedLogs(
+  const where = inScope(
+    webhookDeliveries,
     ctx,
     input.topic ? eq(webhookDeliveries.topic, input.topic) : undefined,
     input.status ? eq(webhookDeliveries.status, input.status) : undefined,
@@ -31,7 +30,7 @@ export async function listLogs(db: Queryable, ctx: ProjectContext, input: ListLo
 }
 
 async function logRow(db: Queryable, ctx: ProjectContext, id: string): Promise<LogRow> {
-  const [row] = await db.select().from(webhookDeliveries).where(scopedLogs(ctx, eq(webhookDeliveries.id, id)));
+  const [row] = await db.select().from(webhookDeliveries).where(inScope(webhookDeliveries, ctx, eq(webhookDeliveries.id, id)));
   if (!row) throw notFound("log", id);
   return row;
 }

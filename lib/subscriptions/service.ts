@@ -1,6 +1,7 @@
-import { and, asc, count, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
+import { asc, count, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { subscriptions, triggers } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { newSigningSecret, sealSigningSecret } from "@/lib/deliveries/signing";
 import { badRequest, notFound } from "@/lib/http/errors";
 import { listPage, type ListParams } from "@/lib/http/list";
@@ -10,11 +11,8 @@ import type { ProjectContext } from "@/lib/projects/service";
 import { presentSubscription, presentTrigger, type SubscriptionRow, type TriggerRow } from "./present";
 import { MAX_TRIGGERS, type CreateSubscriptionInput, type ListSubscriptionsInput, type TriggerInput } from "./schema";
 
-const scopedSubscriptions = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(subscriptions.projectId, ctx.projectId), eq(subscriptions.livemode, ctx.livemode), ...conditions);
-
-const liveTriggers = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) =>
-  and(eq(triggers.projectId, ctx.projectId), eq(triggers.livemode, ctx.livemode), isNull(triggers.deletedAt), ...conditions);
+// A deleted trigger is gone for every query here.
+const liveTriggers = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) => inScope(triggers, ctx, isNull(triggers.deletedAt), ...conditions);
 
 /**
  * A trigger as asked, checked: webhook only, and its target a URL the outbound rule allows in
@@ -80,7 +78,7 @@ export async function subscriptionRow(db: Queryable, ctx: ProjectContext, id: st
   const [row] = await db
     .select()
     .from(subscriptions)
-    .where(scopedSubscriptions(ctx, eq(subscriptions.id, id), isNull(subscriptions.deletedAt)));
+    .where(inScope(subscriptions, ctx, eq(subscriptions.id, id), isNull(subscriptions.deletedAt)));
   if (!row) throw notFound("subscription", id);
   return row;
 }
@@ -91,7 +89,7 @@ export async function getSubscription(db: Queryable, ctx: ProjectContext, id: st
 }
 
 export async function listSubscriptions(db: Queryable, ctx: ProjectContext, input: ListSubscriptionsInput) {
-  const where = scopedSubscriptions(ctx, isNull(subscriptions.deletedAt), input.topic ? eq(subscriptions.topic, input.topic) : undefined);
+  const where = inScope(subscriptions, ctx, isNull(subscriptions.deletedAt), input.topic ? eq(subscriptions.topic, input.topic) : undefined);
   const { rows, total } = await listPage(db, subscriptions, where, input);
   const byId = await triggersOf(db, ctx, rows.map((r) => r.id));
   return { data: rows.map((r) => presentSubscription(r, byId.get(r.id)!)), total };
@@ -103,7 +101,7 @@ export async function deleteSubscription(db: Queryable, ctx: ProjectContext, id:
     const [row] = await tx
       .update(subscriptions)
       .set({ deletedAt: sql`coalesce(${subscriptions.deletedAt}, now())`, updatedAt: sql`now()` })
-      .where(scopedSubscriptions(ctx, eq(subscriptions.id, id)))
+      .where(inScope(subscriptions, ctx, eq(subscriptions.id, id)))
       .returning({ id: subscriptions.id });
     if (!row) throw notFound("subscription", id);
     await tx.update(triggers).set({ deletedAt: sql`now()`, updatedAt: sql`now()` }).where(liveTriggers(ctx, eq(triggers.subscriptionId, id)));

@@ -1,7 +1,8 @@
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { webhookDeliveries, webhookSettings } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { notFound } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { unixSeconds } from "@/lib/http/resource";
@@ -39,8 +40,6 @@ const serialize = (row: WebhookRow) => ({
   updatedAt: unixSeconds(row.updatedAt),
 });
 
-const scoped = (ctx: ProjectContext) => and(eq(webhookSettings.projectId, ctx.projectId), eq(webhookSettings.livemode, ctx.livemode));
-
 /**
  * Sets the mode's webhook URL. The first set (and the first after rows from before signing
  * secrets existed) makes its Standard Webhooks secret, answered this once as `secret`; changing
@@ -67,19 +66,19 @@ export async function rollWebhookSecret(db: Queryable, ctx: ProjectContext): Pro
   const [row] = await db
     .update(webhookSettings)
     .set({ encryptedSecret: sealSigningSecret(secret, webhookSecretOwner(ctx)), updatedAt: sql`now()` })
-    .where(scoped(ctx))
+    .where(inScope(webhookSettings, ctx))
     .returning({ url: webhookSettings.url });
   return row ? secret : null;
 }
 
 export async function deleteWebhook(db: Queryable, ctx: ProjectContext) {
-  const [row] = await db.delete(webhookSettings).where(scoped(ctx)).returning();
+  const [row] = await db.delete(webhookSettings).where(inScope(webhookSettings, ctx)).returning();
   if (!row) throw notFound("webhook", ctx.livemode ? "live" : "test");
   return { ...serialize(row), deleted: true as const };
 }
 
 export async function webhookOf(db: Queryable, ctx: ProjectContext): Promise<string | null> {
-  const [row] = await db.select({ url: webhookSettings.url }).from(webhookSettings).where(scoped(ctx));
+  const [row] = await db.select({ url: webhookSettings.url }).from(webhookSettings).where(inScope(webhookSettings, ctx));
   return row?.url ?? null;
 }
 
@@ -98,5 +97,5 @@ export async function sendTestEvent(db: Queryable, ctx: ProjectContext) {
 
 /** The project webhook's delivery attempts in the mode, newest first, for the dashboard. */
 export async function listDeliveries(db: Queryable, ctx: ProjectContext, params: { limit: number; skip: number }) {
-  return listPage(db, webhookDeliveries, and(eq(webhookDeliveries.projectId, ctx.projectId), eq(webhookDeliveries.livemode, ctx.livemode), eq(webhookDeliveries.target, "webhook")), params);
+  return listPage(db, webhookDeliveries, inScope(webhookDeliveries, ctx, eq(webhookDeliveries.target, "webhook")), params);
 }

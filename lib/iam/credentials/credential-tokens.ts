@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerCredentialTokens, playerIdentities, players } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { badRequest, conflict } from "@/lib/http/errors";
 import { unixSeconds } from "@/lib/http/resource";
 import { findIdentity, type IdentityRow } from "@/lib/iam/identities";
@@ -57,10 +58,10 @@ export async function consumeCredentialToken(
   purpose: CredentialPurpose,
 ): Promise<{ identity: IdentityRow; player: PlayerRow }> {
   const hash = sha256(token);
-  const mine = and(
+  const mine = inScope(
+    playerCredentialTokens,
+    ctx,
     eq(playerCredentialTokens.tokenHash, hash),
-    eq(playerCredentialTokens.projectId, ctx.projectId),
-    eq(playerCredentialTokens.livemode, ctx.livemode),
     eq(playerCredentialTokens.purpose, purpose),
   );
   const [used] = await db
