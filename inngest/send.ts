@@ -1,21 +1,17 @@
+import { envNumber } from "@/lib/config";
 import { getDbHandle } from "@/lib/db/client";
 import { usesInngestServer } from "./client";
 import { functions } from "./functions";
 import type { ServiceEvent } from "./events";
 import { sendEvents as send, startEmbeddedRunner, type RunnerOptions } from "./runner";
 
-const positiveEnv = (name: string) => {
-  const value = Number(process.env[name]);
-  return process.env[name] && Number.isFinite(value) && value > 0 ? value : undefined;
-};
-
 /**
  * RUNNER_LEASE_MS: how soon another instance takes over the runs of one that died.
  * RUNNER_CONCURRENCY: runs executing at once; a relay run mostly waits on the chain, so many fit.
  */
 function optionsFromEnv(): RunnerOptions {
-  const leaseMs = positiveEnv("RUNNER_LEASE_MS");
-  const concurrency = positiveEnv("RUNNER_CONCURRENCY");
+  const leaseMs = envNumber("RUNNER_LEASE_MS", undefined, { above: 0 });
+  const concurrency = envNumber("RUNNER_CONCURRENCY", undefined, { above: 0 });
   return { ...(leaseMs ? { leaseMs } : {}), concurrency: concurrency ? Math.floor(concurrency) : 64 };
 }
 

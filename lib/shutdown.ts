@@ -1,4 +1,5 @@
 import type http from "node:http";
+import { envNumber } from "@/lib/config";
 import { flushLog, log } from "@/lib/log";
 
 /**
@@ -24,10 +25,7 @@ const shutdown: ShutdownState = (state.__shutdown ??= { draining: false, inFligh
 
 export const isDraining = () => shutdown.draining;
 
-const graceMs = () => {
-  const value = Number(process.env.SHUTDOWN_GRACE_MS);
-  return Number.isFinite(value) && value >= 0 && process.env.SHUTDOWN_GRACE_MS ? value : 10_000;
-};
+const graceMs = () => envNumber("SHUTDOWN_GRACE_MS", 10_000, { min: 0 });
 
 /** The request hook's part: a request began on `server`; it counts as in flight until its response closes. */
 export function requestStarted(server: http.Server, res: http.ServerResponse) {

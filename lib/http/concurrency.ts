@@ -1,3 +1,4 @@
+import { envNumber, type EnvNumberRule } from "@/lib/config";
 import { ApiError } from "./errors";
 
 /**
@@ -16,14 +17,12 @@ interface Lane {
 const state = globalThis as unknown as { __chainLanes?: Map<string, Lane> };
 const lanes = (state.__chainLanes ??= new Map());
 
-const envCount = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback);
-  return Number.isInteger(value) && value >= 0 ? value : fallback;
-};
+// A count: an integer of at least 0 (an empty value is 0, as it always was here).
+const COUNT: EnvNumberRule = { min: 0, integer: true, emptyIsZero: true };
 
 export async function withProjectShare<T>(scope: string, work: () => Promise<T>): Promise<T> {
-  const concurrency = Math.max(1, envCount("CHAIN_CONCURRENCY_PER_PROJECT", 32));
-  const queue = envCount("CHAIN_QUEUE_PER_PROJECT", 1000);
+  const concurrency = Math.max(1, envNumber("CHAIN_CONCURRENCY_PER_PROJECT", 32, COUNT));
+  const queue = envNumber("CHAIN_QUEUE_PER_PROJECT", 1000, COUNT);
   const lane: Lane = lanes.get(scope) ?? { running: 0, waiting: [] };
   lanes.set(scope, lane);
   if (lane.running >= concurrency) {

@@ -1,6 +1,7 @@
 import { lt, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { rateLimitCounters } from "@/lib/db/schema";
+import { envNumber } from "@/lib/config";
 import { ApiError } from "./errors";
 import { log } from "@/lib/log";
 
@@ -14,12 +15,6 @@ export interface Limit {
   max: number;
   windowMs: number;
 }
-
-const envNumber = (name: string, fallback: number) => {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === "" ? fallback : Number(raw);
-  return Number.isFinite(value) ? value : fallback;
-};
 
 /** The limits in force, read at each call so tests (and operators) can change them by environment. */
 export const limits = {

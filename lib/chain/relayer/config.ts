@@ -3,6 +3,7 @@
 import { EventEmitter } from "node:events";
 import { http, type Hex, type PrivateKeyAccount } from "viem";
 import { createBundlerClient } from "viem/account-abstraction";
+import { envNumber, type EnvNumberRule } from "@/lib/config";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { viemChain, type ChainConfig } from "@/lib/chain/registry";
 import type { UserOp } from "@/lib/chain/userop";
@@ -29,22 +30,20 @@ export interface RelayerConfig {
   receiptLookbackBlocks: bigint;
 }
 
-const envNumber = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return process.env[name] && Number.isFinite(value) && value >= 0 ? value : fallback;
-};
+// Each setting is a number of at least 0; anything else reads as its default.
+const NON_NEGATIVE: EnvNumberRule = { min: 0 };
 
 function configFromEnv(): RelayerConfig {
   return {
-    executors: Math.max(1, Math.floor(envNumber("RELAY_EXECUTORS", 3))),
-    executorOffset: Math.floor(envNumber("RELAY_EXECUTOR_OFFSET", 0)),
-    batchWindowMs: envNumber("RELAY_BATCH_WINDOW_MS", 20),
-    maxBundleSize: Math.max(1, Math.floor(envNumber("RELAY_MAX_BUNDLE", 50))),
-    maxBundleGas: BigInt(Math.floor(envNumber("RELAY_MAX_BUNDLE_GAS", 10_000_000))),
-    bumpAfterMs: process.env.RELAY_BUMP_AFTER_MS ? envNumber("RELAY_BUMP_AFTER_MS", 30_000) : null,
-    mineTimeoutMs: envNumber("RELAY_MINE_TIMEOUT_MS", 600_000),
-    pollMs: process.env.RELAY_POLL_MS ? envNumber("RELAY_POLL_MS", 1_000) : null,
-    receiptLookbackBlocks: BigInt(Math.floor(envNumber("RELAY_RECEIPT_LOOKBACK_BLOCKS", 10_000))),
+    executors: Math.max(1, Math.floor(envNumber("RELAY_EXECUTORS", 3, NON_NEGATIVE))),
+    executorOffset: Math.floor(envNumber("RELAY_EXECUTOR_OFFSET", 0, NON_NEGATIVE)),
+    batchWindowMs: envNumber("RELAY_BATCH_WINDOW_MS", 20, NON_NEGATIVE),
+    maxBundleSize: Math.max(1, Math.floor(envNumber("RELAY_MAX_BUNDLE", 50, NON_NEGATIVE))),
+    maxBundleGas: BigInt(Math.floor(envNumber("RELAY_MAX_BUNDLE_GAS", 10_000_000, NON_NEGATIVE))),
+    bumpAfterMs: process.env.RELAY_BUMP_AFTER_MS ? envNumber("RELAY_BUMP_AFTER_MS", 30_000, NON_NEGATIVE) : null,
+    mineTimeoutMs: envNumber("RELAY_MINE_TIMEOUT_MS", 600_000, NON_NEGATIVE),
+    pollMs: process.env.RELAY_POLL_MS ? envNumber("RELAY_POLL_MS", 1_000, NON_NEGATIVE) : null,
+    receiptLookbackBlocks: BigInt(Math.floor(envNumber("RELAY_RECEIPT_LOOKBACK_BLOCKS", 10_000, NON_NEGATIVE))),
   };
 }
 
