@@ -10,17 +10,15 @@ export interface EnvNumberRule {
   /** Only values greater than this are accepted (`above: 0`: positive). */
   above?: number;
   integer?: boolean;
-  /** An empty value reads as 0 (what `Number("")` is), not as unset. */
-  emptyIsZero?: boolean;
 }
 
 /**
  * A numeric setting from the environment, read as `Number(value)`: `fallback` when the variable is unset
- * (or empty), not a finite number, or outside `rule`. Read at each call, so tests and operators can change it.
+ * or empty, not a finite number, or outside `rule`. Read at each call, so tests and operators can change it.
  */
 export function envNumber<F extends number | undefined>(name: string, fallback: F, rule: EnvNumberRule = {}): number | F {
   const raw = process.env[name];
-  if (raw === undefined || (raw === "" && !rule.emptyIsZero)) return fallback;
+  if (raw === undefined || raw.trim() === "") return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || (rule.integer && !Number.isInteger(value))) return fallback;
   if ((rule.min !== undefined && value < rule.min) || (rule.above !== undefined && value <= rule.above)) return fallback;

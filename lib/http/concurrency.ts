@@ -17,8 +17,8 @@ interface Lane {
 const state = globalThis as unknown as { __chainLanes?: Map<string, Lane> };
 const lanes = (state.__chainLanes ??= new Map());
 
-// A count: an integer of at least 0 (an empty value is 0, as it always was here).
-const COUNT: EnvNumberRule = { min: 0, integer: true, emptyIsZero: true };
+// A count: an integer of at least 0 (an empty setting is unset, as everywhere else, no longer 0).
+const COUNT: EnvNumberRule = { min: 0, integer: true };
 
 export async function withProjectShare<T>(scope: string, work: () => Promise<T>): Promise<T> {
   const concurrency = Math.max(1, envNumber("CHAIN_CONCURRENCY_PER_PROJECT", 32, COUNT));
