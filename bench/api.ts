@@ -58,7 +58,7 @@ async function main() {
     const database = describeDatabase(server.env);
     const secret = (name: string) => JSON.parse(runCli(server, ["project", "create", "--name", name, "--json"])).keys.test.secret as string;
     const cpu = { server: () => servers.map((s) => s.pid()), ...(process.env.DATABASE_URL ? { postgres: postgresPids } : {}), anvil: () => chain.pids };
-    const pipeline = only !== "intents" ? await benchPipeline(server.url, secret("bench pipeline"), { clients: CLIENTS, requests: REQUESTS, database, cpu }) : undefined;
+    const pipeline = only !== "intents" ? await benchPipeline(server.url, secret("bench pipeline"), { clients: CLIENTS, requests: REQUESTS, database, cpu, writeSecret: secret("bench pipeline writes") }) : undefined;
     let intents: IntentRatios | undefined;
     if (only !== "pipeline") {
       const key = secret("bench intents");
