@@ -11,7 +11,7 @@ import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { dataDir } from "@/lib/config";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded";
-import { preparingClient } from "./prepared";
+import { preparesStatements, preparingClient } from "./prepared";
 import * as schema from "./schema";
 
 /** The same drizzle API over either driver. */
@@ -38,7 +38,7 @@ const migrationsFolder = () => path.join(process.cwd(), "lib/db/migrations");
 const MIGRATION_LOCK = 7_253_001;
 
 async function openPostgres(url: string): Promise<DbHandle> {
-  const sql = postgres(url, { max: Number(process.env.DATABASE_POOL_SIZE ?? 30), onnotice: () => {} });
+  const sql = postgres(url, { max: Number(process.env.DATABASE_POOL_SIZE ?? 30), onnotice: () => {}, prepare: preparesStatements() });
   const db = drizzlePostgres(preparingClient(sql), { schema, casing: "snake_case" });
   // Several instances may start at once against one PostgreSQL: one migrates, the others wait.
   const lockConn = await sql.reserve();
