@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { addressField } from "@/lib/http/fields";
 import { defineOperation } from "@/lib/http/operation";
-import { relayIntent } from "@/lib/intents/operations";
+import { relayIntent } from "@/lib/intents/dispatch";
 import { presentIntent } from "@/lib/intents/present";
 import { intentResponse } from "@/lib/intents/schema";
 import type { IntentRow } from "@/lib/intents/service";

@@ -10,7 +10,7 @@ import { addressField } from "@/lib/http/fields";
 import { defineOperation } from "@/lib/http/operation";
 import { getPlayer } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
-import { relayIntent } from "@/lib/intents/operations";
+import { relayIntent } from "@/lib/intents/dispatch";
 import { presentIntent } from "@/lib/intents/present";
 import { intentResponse } from "@/lib/intents/schema";
 import type { IntentRow } from "@/lib/intents/service";

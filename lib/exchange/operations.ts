@@ -2,7 +2,7 @@ import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { refreshAfterCommit } from "@/lib/http/after-commit";
 import { defineOperation } from "@/lib/http/operation";
-import { relayIntent, waitForLanding } from "@/lib/intents/operations";
+import { relayIntent, waitForLanding } from "@/lib/intents/dispatch";
 import { presentIntent } from "@/lib/intents/present";
 import { intentResponse } from "@/lib/intents/schema";
 import { exchangeSettingsInput, exchangeSettingsResponse, quoteResponse, swapInput } from "./schema";

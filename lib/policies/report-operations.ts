@@ -3,7 +3,7 @@ import { integerField, listInput } from "@/lib/http/fields";
 import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { listResponse } from "@/lib/http/resource";
-import { relayIntent } from "@/lib/intents/operations";
+import { relayIntent } from "@/lib/intents/dispatch";
 import { presentIntent } from "@/lib/intents/present";
 import { intentResponse } from "@/lib/intents/schema";
 import { policyIntentGas, policyReports, policyTokenReport } from "./reports";

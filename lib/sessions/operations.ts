@@ -3,7 +3,7 @@ import { refreshAfterCommit } from "@/lib/http/after-commit";
 import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { listResponse } from "@/lib/http/resource";
-import { relayIntent, waitForLanding } from "@/lib/intents/operations";
+import { relayIntent, waitForLanding } from "@/lib/intents/dispatch";
 import type { IntentRow } from "@/lib/intents/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { presentSession, presentSessions } from "./present";

@@ -9,7 +9,7 @@ import { contracts } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { ApiError } from "@/lib/http/errors";
 import { validate } from "@/lib/http/validate";
-import { relayIntent } from "@/lib/intents/operations";
+import { relayIntent } from "@/lib/intents/dispatch";
 import { signatureInput } from "@/lib/intents/schema";
 import { isFinal } from "@/lib/intents/search";
 import { getIntent, type IntentRow } from "@/lib/intents/service";
