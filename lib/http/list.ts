@@ -1,4 +1,4 @@
-import { asc, count, desc, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
+import { asc, count, desc, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
 import type { Placeholder } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Queryable } from "@/lib/db/client";
@@ -104,7 +104,8 @@ export function preparedList<T extends ListableTable, F extends Record<string, u
     if (!statements) {
       const placeholders = Object.fromEntries(given.map((name) => [name, sql.placeholder(`f_${name}`)])) as ListPlaceholders<F>["filters"];
       const { where, extra } = build({ projectId: sql.placeholder("projectId"), livemode: sql.placeholder("livemode"), filters: placeholders });
-      const name = `list_${shape}`;
+      // Unique per table and shape: a driver that keeps statements by name (node-postgres) must not mix two lists'.
+      const name = `list_${getTableName(table)}_${shape}`;
       statements = {
         page: pageQuery(db, table, where, params.order, sql.placeholder("limit"), sql.placeholder("skip"), extra).prepare(name),
         count: countOf(db, table, where).prepare(`${name}_count`),
