@@ -253,12 +253,50 @@ export const policies = pgTable(
     tokenContractAmount: text(),
     /** The registered ERC-7677 paymaster (pay_) that sponsors this policy's intents instead of ours. */
     paymasterId: text().references(() => paymasters.id),
+    /**
+     * The ERC-7677 service may sponsor senders the project does not know (accounts of other services or projects).
+     * Off by default: it then signs only for the project's own accounts on the chain.
+     */
+    sponsorOutsideAccounts: boolean().notNull().default(false),
     enabled: boolean().notNull().default(true),
     deleted: boolean().notNull().default(false),
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
   (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id)],
+);
+
+/**
+ * A user operation our paymaster signed over ERC-7677 (pm_getPaymasterData) for a client that built it: the policy
+ * and subject its interval rules count it for, and the most it may cost. One row per sender and nonce, since only
+ * one operation of a nonce can land: asking again for the same nonce replaces the row instead of counting twice.
+ */
+export const sponsoredOperations = pgTable(
+  "sponsored_operations",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    policyId: text()
+      .notNull()
+      .references(() => policies.id),
+    chainId: integer().notNull(),
+    /** The project's player owning the sender, if any (interval rules count per player). */
+    playerId: text().references(() => players.id, { onDelete: "set null" }),
+    /** The project's account (acc_ or dac_), null for an outside sender (policies with sponsorOutsideAccounts). */
+    accountId: text(),
+    sender: text().notNull(),
+    nonce: text().notNull(),
+    /** requiredPrefund of the signed op, in wei: what it may cost the paymaster at most. */
+    maxCost: text().notNull(),
+    userOperationHash: text().notNull(),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("sponsored_operations_op_unique").on(t.projectId, t.livemode, t.chainId, t.sender, t.nonce),
+    index().on(t.policyId, t.playerId, t.createdAt),
+    index().on(t.policyId, t.sender, t.createdAt),
+  ],
 );
 
 export const policyRules = pgTable(
