@@ -775,6 +775,21 @@ export const siweNonces = pgTable(
   (t) => [index().on(t.expiresAt)],
 );
 
+/** Where a project's Sign-In with Ethereum messages may come from, per mode (lib/iam/siwe-settings.ts); no row: the mode's defaults. */
+export const siweSettings = pgTable(
+  "siwe_settings",
+  {
+    ...tenant(),
+    /** EIP-4361 domains allowed: `host` (any port), `host:port`, or `*.host` (its subdomains). */
+    domains: jsonb().$type<string[]>().notNull().default([]),
+    /** URIs allowed (origins or prefixes); empty: an http(s) URI on an allowed domain. */
+    uris: jsonb().$type<string[]>().notNull().default([]),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.livemode] })],
+);
+
 /**
  * Single-use tokens for an email identity: a password reset or an email verification. Only their
  * SHA-256 is kept; the game's backend receives the token once and sends it to the player.
