@@ -151,6 +151,27 @@ describe("sessions", () => {
     expect((await call("POST", "/iam/v1/sessions", { key: pk, basic: true, json: { refreshToken } })).status).toBe(200);
   });
 
+  it("only a refresh token that authenticates for a past generation ends the session; knowing its id is not enough", async () => {
+    const { refreshToken, token } = await signedUp(pk);
+    const refresh = (rt: string) => call("POST", "/iam/v1/sessions", { key: pk, basic: true, json: { refreshToken: rt } });
+    const sid = refreshToken.split(".")[0]!;
+    // The session id is in every player token (sid), so anyone the game shows a token to knows it.
+    expect((await verify(token)).body.sessionId).toBe(sid);
+    const first = await refresh(refreshToken);
+    expect(first.status).toBe(200);
+    // Past generations with a made-up secret, a negative one, one from the future: refused, and the session goes on.
+    for (const forged of [`${sid}.0.garbage`, `${sid}.-1.x`, `${sid}.0.${refreshToken.split(".")[2]!.slice(0, -2)}AA`, `${sid}.7.x`]) {
+      const error = expectError(await refresh(forged), 401);
+      expect(error.message).not.toMatch(/already used|ended/);
+    }
+    expect((await verify(first.body.token)).status).toBe(200);
+    const second = await refresh(first.body.refreshToken);
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    // The genuine token of two generations back is still recognised as reuse: the session ends.
+    expect(expectError(await refresh(refreshToken), 401).message).toMatch(/already used/);
+    expect(expectError(await refresh(second.body.refreshToken), 401).message).toMatch(/ended/);
+  });
+
   it("logout ends the session: the token fails verification, /me and refresh", async () => {
     const { token, refreshToken, playerId } = await signedUp(pk);
     const me = await call("GET", "/iam/v1/me", { key: token });

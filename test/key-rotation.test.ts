@@ -33,6 +33,7 @@ import { serviceAccount } from "@/lib/keys/service-keys";
 import { openSigningSecret, webhookSecretOwner } from "@/lib/deliveries/signing";
 import { signinAad } from "@/lib/iam/google-signin";
 import { loadProviderConfig, upsertConfig } from "@/lib/iam/provider-config";
+import { openSession, refreshSession } from "@/lib/iam/sessions";
 import { issuePlayerToken, verifyPlayerToken } from "@/lib/iam/tokens";
 import { createSubscription } from "@/lib/subscriptions/service";
 import { setWebhook } from "@/lib/webhooks/service";
@@ -135,6 +136,7 @@ describe("rotating the master key", () => {
     const subscription = await createSubscription(db, ctx, { topic: "test", triggers: [{ target: "http://127.0.0.1:9/trigger", type: "webhook" }] });
     await upsertConfig(db, ctx, { provider: "telegramMiniApp", botToken: "123456:rotation-bot-token" });
     const playerToken = await issuePlayerToken(db, ctx, fresh.id, "pss_rotation");
+    const session = await openSession(db, ctx, fresh.id, "wallet");
     const signinId = `osi_${crypto.randomUUID()}`;
     await db.insert(schema.oauthSignins).values({
       id: signinId, ...ctx, provider: "google", stateHash: crypto.randomUUID(), keyHash: crypto.randomUUID(), nonce: "n",
@@ -173,6 +175,7 @@ describe("rotating the master key", () => {
       "triggers.encrypted_secret": 1,
       "oauth_configs.encrypted_secret": 1,
       "player_token_keys.encrypted_private_jwk": 1,
+      "player_sessions.encrypted_secret": 1,
       "oauth_signins.encrypted_verifier": 1,
       "oauth_signins.encrypted_result": 1,
     });
@@ -198,6 +201,7 @@ describe("rotating the master key", () => {
     expect((await loadProviderConfig(db, ctx, "telegramMiniApp"))!.secrets.botToken).toBe("123456:rotation-bot-token");
     expect((await verifyPlayerToken(db, await issuePlayerToken(db, ctx, fresh.id, "pss_rotation"))).playerId).toBe(fresh.id);
     expect((await verifyPlayerToken(db, playerToken)).playerId).toBe(fresh.id);
+    expect((await refreshSession(db, ctx, session.refreshToken)).sessionId).toBe(session.sessionId);
     const [signinRow] = await db.select().from(schema.oauthSignins).where(eq(schema.oauthSignins.id, signinId));
     expect(decrypt(signinRow!.encryptedVerifier, signinAad(signinId))).toBe("verifier");
 

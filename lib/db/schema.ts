@@ -689,6 +689,12 @@ export const playerSessions = pgTable(
     /** The identity it was opened with (provider), for the dashboard. */
     provider: text().notNull(),
     refreshHash: text().notNull(),
+    /**
+     * The session's refresh secret, sealed (lib/iam/sessions.ts sessionSecretAad): each generation's
+     * refresh token is an HMAC under it, so a token of a past generation can be authenticated (reuse)
+     * rather than guessed from the session id. Null for sessions opened before it existed.
+     */
+    encryptedSecret: text(),
     generation: integer().notNull().default(0),
     expiresAt: timestamp({ withTimezone: true, precision: 6 }).notNull(),
     revokedAt: timestamp({ withTimezone: true, precision: 6 }),

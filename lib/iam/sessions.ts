@@ -4,7 +4,7 @@ import type { Queryable } from "@/lib/db/client";
 import { playerSessions } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { newId } from "@/lib/ids";
-import { sha256 } from "@/lib/keys/encryption";
+import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
 import { issuePlayerToken, verifyPlayerToken, InvalidPlayerToken, type PlayerTokenClaims } from "./tokens";
 
@@ -18,19 +18,31 @@ export interface IssuedTokens {
   sessionId: string;
 }
 
-/** `<session id>.<generation>.<random>`: the session and generation let a reused old token be recognised. */
-const refreshTokenOf = (sessionId: string, generation: number) => `${sessionId}.${generation}.${crypto.randomBytes(32).toString("base64url")}`;
+/** The AAD a session's refresh secret is sealed with (lib/keys/rotation.ts reseals it with it). */
+export const sessionSecretAad = (sessionId: string) => `player-session:${sessionId}`;
+
+/**
+ * `<session id>.<generation>.<HMAC of both under the session's secret>`: any generation's token can
+ * be recomputed and checked, so an earlier one presented again is recognised as reuse only when it
+ * is genuine, and nobody who merely knows the session id (the `sid` of every player token) can end it.
+ */
+const refreshTokenOf = (sessionId: string, generation: number, secret: Buffer) =>
+  `${sessionId}.${generation}.${crypto.createHmac("sha256", secret).update(`${sessionId}.${generation}`).digest("base64url")}`;
+
+const sameText = (a: string, b: string) => a.length === b.length && crypto.timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** Opens a session for a player who just proved who they are (with `provider`), and answers its tokens. */
 export async function openSession(db: Queryable, ctx: ProjectContext, playerId: string, provider: string): Promise<IssuedTokens> {
   const id = newId("playerSession");
-  const refreshToken = refreshTokenOf(id, 0);
+  const secret = crypto.randomBytes(32);
+  const refreshToken = refreshTokenOf(id, 0, secret);
   await db.insert(playerSessions).values({
     id,
     ...ctx,
     playerId,
     provider,
     refreshHash: sha256(refreshToken),
+    encryptedSecret: encrypt(secret.toString("base64url"), sessionSecretAad(id)),
     expiresAt: sql`now() + make_interval(secs => ${REFRESH_TTL_SECONDS})`,
   });
   return { token: await issuePlayerToken(db, ctx, playerId, id), refreshToken, sessionId: id };
@@ -39,13 +51,15 @@ export async function openSession(db: Queryable, ctx: ProjectContext, playerId: 
 export class SessionError extends Error {}
 
 /**
- * Trades a refresh token for new tokens, rotating it. Presenting a token of an earlier generation
+ * Trades a refresh token for new tokens, rotating it. A genuine token of an earlier generation
  * means it was copied: the whole session is revoked, so neither the thief nor the player keeps it.
+ * The token's secret is checked first: one that does not authenticate is only invalid, whatever
+ * session and generation it names.
  */
 export async function refreshSession(db: Queryable, ctx: ProjectContext, refreshToken: string): Promise<IssuedTokens> {
   const [sessionId, generationText] = refreshToken.split(".");
   const generation = Number(generationText);
-  if (!sessionId?.startsWith("pss_") || !Number.isSafeInteger(generation) || sessionId.length > 100) throw new SessionError("invalid refresh token");
+  if (!sessionId?.startsWith("pss_") || !/^\d{1,9}$/.test(generationText ?? "") || sessionId.length > 100) throw new SessionError("invalid refresh token");
   const [session] = await db
     .select()
     .from(playerSessions)
@@ -53,14 +67,16 @@ export async function refreshSession(db: Queryable, ctx: ProjectContext, refresh
   if (!session) throw new SessionError("invalid refresh token");
   if (session.revokedAt) throw new SessionError("the session was ended");
   if (session.expiresAt.getTime() <= Date.now()) throw new SessionError("the session expired");
-  if (generation < session.generation) {
+  const secret = session.encryptedSecret ? Buffer.from(decrypt(session.encryptedSecret, sessionSecretAad(session.id)), "base64url") : null;
+  const current = generation === session.generation && sameText(sha256(refreshToken), session.refreshHash);
+  // A session opened before secrets were kept can only check its current token.
+  const past = !current && secret !== null && generation < session.generation && sameText(refreshToken, refreshTokenOf(session.id, generation, secret));
+  if (past) {
     await revokeSession(db, session.id, "a refresh token was used twice");
     throw new SessionError("refresh token already used: the session is ended");
   }
-  if (generation !== session.generation || !crypto.timingSafeEqual(Buffer.from(sha256(refreshToken)), Buffer.from(session.refreshHash))) {
-    throw new SessionError("invalid refresh token");
-  }
-  const next = refreshTokenOf(session.id, generation + 1);
+  if (!current) throw new SessionError("invalid refresh token");
+  const next = secret ? refreshTokenOf(session.id, generation + 1, secret) : `${session.id}.${generation + 1}.${crypto.randomBytes(32).toString("base64url")}`;
   // Conditional on the generation: of two concurrent refreshes with the same token, one wins and the other is a reuse.
   const [rotated] = await db
     .update(playerSessions)

@@ -1,10 +1,11 @@
 import { and, asc, eq, gt, isNotNull, notLike, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Db } from "@/lib/db/client";
-import { apiKeys, developerAccounts, oauthConfigs, oauthSignins, ownerKeys, playerTokenKeys, triggers, webhookSettings } from "@/lib/db/schema";
+import { apiKeys, developerAccounts, oauthConfigs, oauthSignins, ownerKeys, playerSessions, playerTokenKeys, triggers, webhookSettings } from "@/lib/db/schema";
 import { signingSecretAad, webhookSecretOwner } from "@/lib/deliveries/signing";
 import { signinAad } from "@/lib/iam/google-signin";
 import { oauthConfigAad } from "@/lib/iam/provider-config";
+import { sessionSecretAad } from "@/lib/iam/sessions";
 import { tokenKeyAad } from "@/lib/iam/tokens";
 import { developerKeyAad } from "@/lib/developer-accounts/service";
 import { ownerKeyAad } from "./custodial";
@@ -88,6 +89,15 @@ export const sealedColumns: SealedColumn[] = [
     key: "encryptedPrivateJwk",
     fields: {},
     aad: (row) => tokenKeyAad(row.id!),
+  },
+  {
+    name: "player_sessions.encrypted_secret",
+    table: playerSessions,
+    id: playerSessions.id,
+    column: playerSessions.encryptedSecret,
+    key: "encryptedSecret",
+    fields: {},
+    aad: (row) => sessionSecretAad(row.id!),
   },
   {
     name: "oauth_signins.encrypted_verifier",

@@ -1,0 +1,1 @@
+ALTER TABLE "player_sessions" ADD COLUMN "encrypted_secret" text;
