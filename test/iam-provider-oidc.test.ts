@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportSPKI, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
@@ -184,6 +185,32 @@ describe("OIDC providers", () => {
     expect(ok.status).toBe(200);
     expectError(await authorize("supabase", await sign("another-projects-secret-of-32-characters!"), p.keys.test.secret), 401);
     expectError(await authorize("supabase", await sign(jwtSecret, "https://evil.supabase.co/auth/v1"), p.keys.test.secret), 401);
+  });
+
+  it("supabase: an email counts as verified only by a claim the server signs, never by user_metadata (which its users edit)", async () => {
+    const p = await newProject();
+    const jwtSecret = "super-secret-jwt-token-with-at-least-32-characters";
+    await call("POST", "/iam/v1/oauth", { key: p.keys.test.secret, json: { provider: "supabase", url: "https://abc.supabase.co", jwtSecret } });
+    // A player whose email is proven here: signed up, then verified with the mailed token.
+    const email = `erin-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const signup = await call("POST", "/iam/v1/auth/signup", { key: p.keys.test.publishable, basic: true, json: { email, password: "correct horse battery", name: "Erin" } });
+    const vem = (await call("POST", "/iam/v1/password/verify_email/request", { key: p.keys.test.secret, json: { email } })).body.token;
+    expect((await call("POST", "/iam/v1/password/verify_email", { key: p.keys.test.publishable, basic: true, json: { token: vem } })).status).toBe(200);
+    const sign = (sub: string, claims: Record<string, unknown>) =>
+      new SignJWT({ email, ...claims })
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject(sub)
+        .setIssuer("https://abc.supabase.co/auth/v1")
+        .setAudience("authenticated")
+        .setExpirationTime("1h")
+        .sign(new TextEncoder().encode(jwtSecret));
+    // Any Supabase user can call updateUser({ data: { email_verified: true } }): that joins nobody.
+    const forged = await authorize("supabase", await sign(crypto.randomUUID(), { user_metadata: { email_verified: true } }), p.keys.test.secret);
+    expect(forged.status).toBe(200);
+    expect(forged.body.playerId).not.toBe(signup.body.player.id);
+    // A top-level email_verified claim (added by the project's custom access token hook, server side) does.
+    const hooked = await authorize("supabase", await sign(crypto.randomUUID(), { email_verified: true, user_metadata: {} }), p.keys.test.secret);
+    expect(hooked.body.playerId).toBe(signup.body.player.id);
   });
 
   it("an unconfigured or disabled provider is a 400; a key of the other mode sees nothing", async () => {

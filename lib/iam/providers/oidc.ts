@@ -15,6 +15,8 @@ import { TokenRejected, type ProviderConfig, type VerifiedIdentity, type VerifyO
  *   Google's securetoken JWKS (or `jwksUrl`, for the emulator).
  * - supabase: issuer `<url>/auth/v1`, audience `aud` or "authenticated"; HS256 with the project's
  *   JWT secret when one is configured, else the project's JWKS at `<url>/auth/v1/.well-known/jwks.json`.
+ *   Its email counts as verified only with a top-level `email_verified` claim (a custom access token
+ *   hook adds one), never by `user_metadata`, which the user can edit.
  */
 
 export const GOOGLE_ISSUER = "https://accounts.google.com";
@@ -104,9 +106,13 @@ function identityOf(provider: string, payload: JWTPayload): VerifiedIdentity {
   const sub = str(payload.sub);
   if (!sub) throw new TokenRejected("it names no subject (sub)");
   const email = str(payload.email);
-  // Supabase keeps the flag in user_metadata; everyone else in the standard claim (some send it as text).
+  // Only the standard claim, which the issuer itself sets (some send it as text). Supabase's
+  // user_metadata.email_verified is never read: its users edit user_metadata (updateUser), and the
+  // flag decides whether a sign-in joins an existing player. A Supabase project that wants its
+  // confirmed emails to count adds a top-level email_verified claim with a custom access token hook.
   const meta = (payload.user_metadata ?? {}) as Record<string, unknown>;
-  const flag = provider === "supabase" ? (meta.email_verified ?? payload.email_verified) : payload.email_verified;
+  const flag = payload.email_verified;
+  // A display name only: user-editable metadata is fine for that.
   const name = str(payload.name) ?? str(meta.full_name) ?? str(meta.name);
   return { externalUserId: sub, email: email?.toLowerCase() ?? null, emailVerified: email !== null && (flag === true || flag === "true"), name };
 }
