@@ -43,7 +43,7 @@ export const SECRET_FIELDS = new Set(["clientSecret", "key", "jwtSecret", "botTo
 /** Fields that hold a whole number (an empty one is left as it is: the API has no "unset" for them). */
 export const NUMBER_FIELDS = new Set(["maxAgeSeconds"]);
 /** Fields typed as several lines. */
-export const MULTILINE_FIELDS = new Set(["publicVerificationKey", "headers"]);
+export const MULTILINE_FIELDS = new Set(["publicVerificationKey", "headers", "redirectUrls"]);
 
 const FIELD_LABELS: Record<string, string> = {
   clientId: "Client id",
@@ -62,6 +62,7 @@ const FIELD_LABELS: Record<string, string> = {
   authenticationUrl: "Authentication URL",
   headers: "Headers for the authentication URL",
   maxAgeSeconds: "Maximum age (seconds)",
+  redirectUrls: "Allowed redirect URLs",
 };
 
 const FIELD_HINTS: Record<string, string> = {
@@ -84,6 +85,7 @@ const FIELD_HINTS: Record<string, string> = {
 const PROVIDER_FIELD_HINTS: Partial<Record<`${ProviderName}.${string}`, string>> = {
   "google.clientId": "Your OAuth client id: the audience of Google's ID tokens.",
   "google.baseUrl": "The issuer, when not https://accounts.google.com (a test provider).",
+  "google.redirectUrls": "One a line: the pages of your game a browser sign-in may return to (signin_url's redirectTo; the first is the default). https, or http for localhost.",
   "oidc.baseUrl": "The issuer: checked against tokens' iss, and used for discovery when no keys are given.",
   "custom.baseUrl": "The issuer: checked against tokens' iss, and used for discovery when no keys are given.",
   "firebase.jwksUrl": "Only for the emulator: Google's securetoken keys are used otherwise.",

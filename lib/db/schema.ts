@@ -765,6 +765,8 @@ export const oauthSignins = pgTable(
     createdAt: createdAt(),
   },
 );
+    /** The one-time code the callback gave the browser that finished (its hash): collecting needs it with the key. */
+    codeHash: text(),
 
 /** A Sign-In with Ethereum nonce handed out for one address: single use, short-lived. */
 export const siweNonces = pgTable(

@@ -15,10 +15,14 @@ export const googleSigninUrl = defineOperation({
   tag,
   auth: publishableKey,
   input: z.strictObject({
-    redirectTo: z.url({ protocol: /^https?$/, error: "Expected an http(s) URL" }).max(2000).optional().describe("Where the browser goes once the sign-in is done (nothing secret is added to it)."),
+    redirectTo: z
+      .string()
+      .max(2000)
+      .optional()
+      .describe("Where the browser goes once the sign-in is done, with `signin=success&code=…` (or `signin=failed`): one of google's redirectUrls for this mode (the first when left out)."),
   }),
   response: z.object({ url: z.string(), key: z.string(), expiresAt: z.number().int() }),
-  run: async ({ db, project, input, origin }) => startGoogleSignin(db, project, origin ?? "", input.redirectTo),
+  run: async ({ db, project, input, origin }) => startGoogleSignin(db, project, origin, input.redirectTo),
 });
 
 const page = (title: string, text: string, status: number) =>
@@ -40,11 +44,13 @@ export const googleCallback = defineOperation({
   input: z.looseObject({ state: z.string(), code: z.string().max(4000).optional(), error: z.string().max(200).optional(), error_description: z.string().max(2000).optional() }),
   response: z.instanceof(Response),
   run: async ({ db, principal, input, origin }) => {
-    const outcome = await completeGoogleSignin(db, principal!.signin, origin ?? "", input);
+    const outcome = await completeGoogleSignin(db, principal!.signin, origin, input);
     if (outcome.redirectTo) {
       const to = new URL(outcome.redirectTo);
       to.searchParams.set("signin", outcome.ok ? "success" : "failed");
-      return new Response(null, { status: 302, headers: { location: to.href, "cache-control": "no-store" } });
+      if (outcome.ok) to.searchParams.set("code", outcome.code);
+      // The code is for the game's page alone: not for the Referer of whatever that page loads next.
+      return new Response(null, { status: 302, headers: { location: to.href, "cache-control": "no-store", "referrer-policy": "no-referrer" } });
     }
     return outcome.ok
       ? page("Signed in", "You are signed in. You can close this window and return to the game.", 200)
@@ -56,12 +62,15 @@ export const googleToken = defineOperation({
   operationId: "getTokenWithKey",
   method: "GET",
   path: "/iam/v1/oauth/google/token",
-  summary: "Collect a finished Google sign-in's player and tokens, once",
+  summary: "Collect a finished Google sign-in's player and tokens, once, with its key and the code its browser was given",
   tag,
   auth: publishableKey,
-  input: z.strictObject({ key: z.string().min(1).max(200) }),
+  input: z.strictObject({
+    key: z.string().min(1).max(200),
+    code: z.string().min(1).max(200).optional().describe("The one-time code the sign-in added to redirectTo in the browser that finished it (required once it succeeded)."),
+  }),
   response: z.object({ player: authPlayerResponse, token: z.string(), refreshToken: z.string() }),
-  run: async ({ db, project, input }) => collectGoogleSignin(db, project, input.key),
+  run: async ({ db, project, input }) => collectGoogleSignin(db, project, input.key, input.code),
 });
 
 export const googleOperations = [googleSigninUrl, googleToken];

@@ -6,11 +6,13 @@ import { oauthSignins } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest, conflict, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
+import { publicBaseUrl } from "@/lib/http/public-url";
 import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
 import { signInAnswer, type AuthPlayerResponse } from "./identities";
 import { loadProviderConfig } from "./provider-config";
 import { findOrCreatePlayer } from "./provider-signin";
+import { allowedRedirect, redirectUrlsOf } from "./redirect-urls";
 import { verifyWithProvider, ProviderUnavailable, TokenRejected } from "./providers";
 import { discover, providerRequest, isObject } from "./providers/http";
 import { GOOGLE_ISSUER } from "./providers/oidc";
@@ -20,7 +22,9 @@ import { openSession } from "./sessions";
  * Google sign-in in the player's browser: an authorization-code flow with PKCE, state and nonce
  * against the configured issuer (Google's by default). The game asks for a sign-in URL and a key,
  * opens the URL; Google sends the browser back to our callback, which exchanges the code, checks
- * the ID token and opens a session; the game collects that result once with its key.
+ * the ID token, opens a session and sends the browser on to an allow-listed `redirectTo` with a
+ * one-time code. The game collects the result once with its key AND that code: the key alone would
+ * let whoever started a sign-in (and sent someone else's browser through it) take its tokens.
  */
 
 const PROVIDER = "google";
@@ -31,7 +35,12 @@ export const signinAad = (id: string) => `oauth-signin:${id}`;
 const aad = signinAad;
 
 export const callbackPath = "/iam/v1/oauth/google/callback";
-const callbackUrl = (origin: string) => `${(process.env.PUBLIC_URL ?? origin).replace(/\/+$/, "")}${callbackPath}`;
+/** The redirect URI registered with Google: from PUBLIC_URL (or the listening address) in production, never from request headers. */
+export function callbackUrl(origin: string | undefined) {
+  const base = publicBaseUrl(origin);
+  if (!base) throw new ApiError(503, "api_error", "Google sign-in in the browser needs PUBLIC_URL set on the server (the base URL browsers reach it on) when it listens on every interface.");
+  return `${base}${callbackPath}`;
+}
 
 async function googleConfig(db: Queryable, ctx: ProjectContext) {
   const config = await loadProviderConfig(db, ctx, PROVIDER);
@@ -56,8 +65,10 @@ async function endpoints(issuer: string, livemode: boolean) {
 }
 
 /** Starts a sign-in: the URL to open in the player's browser, and the key the game collects the result with. */
-export async function startGoogleSignin(db: Queryable, ctx: ProjectContext, origin: string, redirectTo: string | undefined) {
+export async function startGoogleSignin(db: Queryable, ctx: ProjectContext, origin: string | undefined, requested: string | undefined) {
   const config = await googleConfig(db, ctx);
+  const redirectTo = allowedRedirect(redirectUrlsOf((config.settings as { redirectUrls?: unknown }).redirectUrls), requested, ctx.livemode ? "live" : "test");
+  const redirectUri = callbackUrl(origin);
   const { authorization } = await endpoints(config.baseUrl ?? GOOGLE_ISSUER, ctx.livemode);
   const id = newId("oauthSignin");
   const state = crypto.randomBytes(32).toString("base64url");
@@ -73,7 +84,7 @@ export async function startGoogleSignin(db: Queryable, ctx: ProjectContext, orig
       stateHash: sha256(state),
       encryptedVerifier: encrypt(verifier, aad(id)),
       nonce,
-      redirectTo: redirectTo ?? null,
+      redirectTo,
       keyHash: sha256(key),
       expiresAt: sql`now() + make_interval(secs => ${SIGNIN_TTL_SECONDS})`,
     })
@@ -81,7 +92,7 @@ export async function startGoogleSignin(db: Queryable, ctx: ProjectContext, orig
   const url = new URL(authorization);
   url.search = new URLSearchParams({
     client_id: config.clientId!,
-    redirect_uri: callbackUrl(origin),
+    redirect_uri: redirectUri,
     response_type: "code",
     scope: "openid email profile",
     state,
@@ -106,7 +117,7 @@ export type SigninRow = typeof oauthSignins.$inferSelect;
  * configuration's issuer and client id, the nonce we sent), finds or creates the player and opens
  * a session, sealed in the sign-in for the game. Answers where to send the browser.
  */
-export async function completeGoogleSignin(db: Queryable, signin: SigninRow, origin: string, input: { code?: string; error?: string; error_description?: string }) {
+export async function completeGoogleSignin(db: Queryable, signin: SigninRow, origin: string | undefined, input: { code?: string; error?: string; error_description?: string }) {
   const ctx = { projectId: signin.projectId, livemode: signin.livemode };
   const finish = async (set: Partial<typeof oauthSignins.$inferInsert>) => {
     // Only the first callback of a sign-in counts (a reload of the page changes nothing).
@@ -150,8 +161,10 @@ export async function completeGoogleSignin(db: Queryable, signin: SigninRow, ori
     if (decodeJwt(idToken).nonce !== signin.nonce) throw new TokenRejected("its ID token carries another nonce than this sign-in's");
     const { player } = await findOrCreatePlayer(db, ctx, PROVIDER, identity);
     const result = await signInAnswer(db, player, await openSession(db, ctx, player.id, PROVIDER));
-    await finish({ encryptedResult: encrypt(JSON.stringify(result), aad(signin.id)) });
-    return { ok: true as const, redirectTo: signin.redirectTo };
+    // Only the browser that finished gets the code; the game proves it holds both with the key.
+    const code = crypto.randomBytes(32).toString("base64url");
+    await finish({ encryptedResult: encrypt(JSON.stringify(result), aad(signin.id)), codeHash: sha256(code) });
+    return { ok: true as const, redirectTo: signin.redirectTo, code };
   } catch (err) {
     if (!(err instanceof TokenRejected || err instanceof ProviderUnavailable)) throw err;
     const error = `google sign-in failed: ${err.message}`;
@@ -160,8 +173,8 @@ export async function completeGoogleSignin(db: Queryable, signin: SigninRow, ori
   }
 }
 
-/** Hands the finished sign-in's result to the game, once. */
-export async function collectGoogleSignin(db: Queryable, ctx: ProjectContext, key: string): Promise<{ player: AuthPlayerResponse; token: string; refreshToken: string }> {
+/** Hands the finished sign-in's result to the game, once: to the holder of its key and of the code its browser was given. */
+export async function collectGoogleSignin(db: Queryable, ctx: ProjectContext, key: string, code: string | undefined): Promise<{ player: AuthPlayerResponse; token: string; refreshToken: string }> {
   const [row] = await db
     .select()
     .from(oauthSignins)
@@ -173,6 +186,12 @@ export async function collectGoogleSignin(db: Queryable, ctx: ProjectContext, ke
     throw new ApiError(409, "invalid_request_error", "The player has not finished signing in yet: ask again in a moment.");
   }
   if (row.error) throw new ApiError(400, "invalid_request_error", row.error);
+  if (code === undefined) {
+    throw badRequest("Missing required parameter code: the one-time code the sign-in added to redirectTo in the player's browser.", { code: { message: "Required: the code from redirectTo." } });
+  }
+  if (!row.codeHash || !crypto.timingSafeEqual(Buffer.from(sha256(code)), Buffer.from(row.codeHash))) {
+    throw badRequest("Invalid parameter code: it is not the code this sign-in gave the browser that finished it.", { code: { message: "Does not match this sign-in." } });
+  }
   const [taken] = await db
     .update(oauthSignins)
     .set({ collectedAt: sql`now()`, encryptedResult: null })

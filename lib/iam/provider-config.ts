@@ -11,6 +11,7 @@ import { decrypt, encrypt } from "@/lib/keys/encryption";
 import { checkOutboundUrl } from "@/lib/outbound";
 import type { ProjectContext } from "@/lib/projects/service";
 import { parseHeaders } from "./providers/opaque";
+import { MAX_REDIRECT_URLS, normaliseRedirectUrls } from "./redirect-urls";
 import { CONFIGURABLE_PROVIDERS, type ProviderConfig, type ProviderName, type ProviderSecrets, type ProviderSettings } from "./providers/types";
 
 /**
@@ -42,12 +43,14 @@ const FIELDS = {
   authenticationUrl: url(),
   headers: secret(),
   maxAgeSeconds: integerField({ min: 60, max: 30 * 86_400 }),
+  // URLs separated by white space or new lines, or a list of them (form-encoded `redirectUrls[]`).
+  redirectUrls: z.union([z.string().max(MAX_REDIRECT_URLS * 2001), z.array(z.string().max(2000)).max(MAX_REDIRECT_URLS)]),
 } as const;
 type FieldName = keyof typeof FIELDS;
 
 /** The fields each provider takes (anything else is refused as an unknown parameter). */
 const PROVIDER_FIELDS: Record<ProviderName, FieldName[]> = {
-  google: ["clientId", "clientSecret", "baseUrl"],
+  google: ["clientId", "clientSecret", "baseUrl", "redirectUrls"],
   twitter: ["clientId", "clientSecret", "baseUrl"],
   facebook: ["clientId", "clientSecret", "baseUrl"],
   discord: ["clientId", "clientSecret", "baseUrl"],
@@ -239,7 +242,7 @@ export async function upsertConfig(db: Queryable, ctx: ProjectContext, input: Co
     const id = current?.id ?? newId("oauthConfig");
     const secrets = Object.fromEntries(SECRET_FIELDS.filter((n) => merged[n] !== undefined).map((n) => [n, merged[n]]));
     const settings = Object.fromEntries(
-      (["aud", "jwksUrl", "publicVerificationKey", "projectId", "titleId", "authenticationUrl", "maxAgeSeconds"] as const).filter((n) => merged[n] !== undefined).map((n) => [n, merged[n]]),
+      (["aud", "jwksUrl", "publicVerificationKey", "projectId", "titleId", "authenticationUrl", "maxAgeSeconds", "redirectUrls"] as const).filter((n) => merged[n] !== undefined).map((n) => [n, merged[n]]),
     );
     const values = {
       enabled: enabled ?? current?.enabled ?? true,
@@ -250,6 +253,8 @@ export async function upsertConfig(db: Queryable, ctx: ProjectContext, input: Co
     };
     const [row] = current
       ? await tx.update(oauthConfigs).set({ ...values, updatedAt: new Date() }).where(eq(oauthConfigs.id, id)).returning()
+  // Stored one URL a line, checked for this mode (https in live mode): redirect-urls.ts.
+  if (given.redirectUrls !== undefined) given.redirectUrls = normaliseRedirectUrls(given.redirectUrls as string | string[], ctx.livemode);
       : await tx.insert(oauthConfigs).values({ id, ...ctx, provider, ...values }).onConflictDoNothing().returning();
     // Two first configurations at once: the unique index kept one; this one becomes an update of it.
     return row ? presentConfig(row) : null;

@@ -7,6 +7,7 @@ import { readOperation } from "@/lib/dashboard/operations";
 import { configureProviderAction, rotateSigningKeyAction } from "@/lib/dashboard/player-signin";
 import type { ProviderFields } from "@/lib/dashboard/provider-fields";
 import { getDb } from "@/lib/db/client";
+import { publicBaseUrl } from "@/lib/http/public-url";
 import { callbackPath } from "@/lib/iam/google-signin";
 import { configInput } from "@/lib/iam/provider-config";
 import { listOAuthConfig } from "@/lib/iam/provider-operations";
@@ -42,7 +43,8 @@ export default async function PlayerSignInPage({ params, searchParams }: { param
   const jwksUrl = publishableKey ? `${base}/iam/v1/${publishableKey}/jwks.json` : null;
   const target = { projectId: scope.project.id, mode: scope.mode };
   const byProvider = Object.fromEntries(configs.data.map((c) => [c.provider, c])) as Partial<Record<ProviderName, (typeof configs.data)[number]>>;
-  const googleCallbackUrl = `${(process.env.PUBLIC_URL ?? base).replace(/\/+$/, "")}${callbackPath}`;
+  // As signin_url makes it (PUBLIC_URL, or the listening address in production); "set PUBLIC_URL" when it has none.
+  const googleCallbackUrl = publicBaseUrl(base) ? `${publicBaseUrl(base)}${callbackPath}` : `<PUBLIC_URL>${callbackPath} (set PUBLIC_URL on the server)`;
 
   return (
     <>

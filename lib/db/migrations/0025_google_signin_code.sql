@@ -1,0 +1,1 @@
+ALTER TABLE "oauth_signins" ADD COLUMN "code_hash" text;
