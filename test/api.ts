@@ -103,6 +103,7 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/iam/v1/siwe/authenticate", () => import("@/app/iam/v1/siwe/authenticate/route")],
   ["/iam/v1/siwe/link", () => import("@/app/iam/v1/siwe/link/route")],
   ["/iam/v1/siwe/unlink", () => import("@/app/iam/v1/siwe/unlink/route")],
+  ["/iam/v1/siwe/settings", () => import("@/app/iam/v1/siwe/settings/route")],
   ["/iam/v1/oauth/google/signin_url", () => import("@/app/iam/v1/oauth/google/signin_url/route")],
   ["/iam/v1/oauth/google/callback", () => import("@/app/iam/v1/oauth/google/callback/route")],
   ["/iam/v1/oauth/google/token", () => import("@/app/iam/v1/oauth/google/token/route")],

@@ -5,12 +5,16 @@ import { getDb } from "@/lib/db/client";
 import { verifyPlayerToken } from "@/lib/iam/tokens";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject } from "./api";
+import { from } from "./siwe-fixtures";
 
 let project: ProjectWithKeys;
 let pk: string;
 beforeAll(async () => {
   project = await newProject("siwe");
   pk = project.keys.test.publishable;
+  // The game's domain, allowed for its Sign-In with Ethereum messages in this mode.
+  const configured = await call("POST", "/iam/v1/siwe/settings", { key: project.keys.test.secret, json: { domains: ["game.example"] } });
+  expect(configured.status, JSON.stringify(configured.body)).toBe(200);
 });
 
 const wallet = () => privateKeyToAccount(generatePrivateKey());
@@ -26,7 +30,12 @@ const messageFor = (address: `0x${string}`, nonce: string, extra: Partial<Parame
 
 async function signIn(account: PrivateKeyAccount, key = pk) {
   const message = messageFor(account.address, await nonceFor(account.address, key));
-  return call("POST", "/iam/v1/siwe/authenticate", { key, basic: true, json: { message, signature: await account.signMessage({ message }), walletClientType: "metamask", connectorType: "injected" } });
+  return call("POST", "/iam/v1/siwe/authenticate", {
+    key,
+    basic: true,
+    headers: from(),
+    json: { message, signature: await account.signMessage({ message }), walletClientType: "metamask", connectorType: "injected" },
+  });
 }
 
 describe("Sign-In with Ethereum", () => {
@@ -52,7 +61,7 @@ describe("Sign-In with Ethereum", () => {
     const forged = await wallet().signMessage({ message });
     expect(expectError(await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, json: { message, signature: forged } }), 401).message).toMatch(/signature/);
     const signature = await account.signMessage({ message });
-    expect((await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, form: { message, signature } })).status).toBe(200);
+    expect((await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, headers: from(), form: { message, signature } })).status).toBe(200);
     expect(expectError(await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, json: { message, signature } }), 401).message).toMatch(/nonce/);
 
     // Another address's nonce, another project's, the other mode's.
@@ -60,6 +69,7 @@ describe("Sign-In with Ethereum", () => {
     const stolen = messageFor(other.address, await nonceFor(account.address));
     expectError(await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, json: { message: stolen, signature: await other.signMessage({ message: stolen }) } }), 401);
     const elsewhere = await newProject("siwe elsewhere");
+    await call("POST", "/iam/v1/siwe/settings", { key: elsewhere.keys.test.secret, json: { domains: ["game.example"] } });
     const foreign = messageFor(account.address, await nonceFor(account.address, elsewhere.keys.test.publishable));
     expectError(await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, json: { message: foreign, signature: await account.signMessage({ message: foreign }) } }), 401);
     const live = messageFor(account.address, await nonceFor(account.address));

@@ -5,6 +5,7 @@ import { publishableKey } from "@/lib/http/principals";
 import { playerToken } from "./auth";
 import { authPlayerResponse } from "./identities";
 import { siweAuthenticate, siweInit, siweLink, siweUnlink } from "./siwe";
+import { getSiweSettings, settingsInput, settingsResponse, updateSiweSettings } from "./siwe-settings";
 
 const tag = "Player authentication";
 
@@ -41,7 +42,7 @@ export const siweAuthenticateOperation = defineOperation({
   auth: publishableKey,
   input: z.strictObject(signedMessage),
   response: authResponse,
-  run: async ({ db, project, input }) => siweAuthenticate(db, project, input.message, input.signature as `0x${string}`),
+  run: async ({ db, project, input, clientAddress }) => siweAuthenticate(db, project, input.message, input.signature as `0x${string}`, clientAddress),
 });
 
 export const siweInitLinkOperation = defineOperation({
@@ -80,4 +81,35 @@ export const siweUnlinkOperation = defineOperation({
   run: async ({ db, project, principal, input }) => siweUnlink(db, project, principal!.claims.playerId, input.address),
 });
 
-export const siweOperations = [siweInitOperation, siweAuthenticateOperation, siweInitLinkOperation, siweLinkOperation, siweUnlinkOperation];
+// With the secret key: where the mode's messages may come from (lib/iam/siwe-settings.ts).
+export const getSiweSettingsOperation = defineOperation({
+  operationId: "getSIWESettings",
+  method: "GET",
+  path: "/iam/v1/siwe/settings",
+  summary: "The domains and URIs Sign-In with Ethereum messages may come from in this mode",
+  tag,
+  input: z.strictObject({}),
+  response: settingsResponse,
+  run: async ({ db, project }) => getSiweSettings(db, project),
+});
+
+export const updateSiweSettingsOperation = defineOperation({
+  operationId: "updateSIWESettings",
+  method: "POST",
+  path: "/iam/v1/siwe/settings",
+  summary: "Set the domains and URIs Sign-In with Ethereum messages may come from (fields left out keep their value)",
+  tag,
+  input: settingsInput,
+  response: settingsResponse,
+  run: async ({ db, project, input }) => updateSiweSettings(db, project, input),
+});
+
+export const siweOperations = [
+  siweInitOperation,
+  siweAuthenticateOperation,
+  siweInitLinkOperation,
+  siweLinkOperation,
+  siweUnlinkOperation,
+  getSiweSettingsOperation,
+  updateSiweSettingsOperation,
+];
