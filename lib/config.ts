@@ -1,4 +1,5 @@
 import path from "node:path";
+import ipaddr from "ipaddr.js";
 
 /** Where the embedded default keeps its state (database, master key, printed project). */
 export const dataDir = () => path.resolve(/* turbopackIgnore: true */ process.env.DATA_DIR ?? ".data");
@@ -23,4 +24,27 @@ export function envNumber<F extends number | undefined>(name: string, fallback: 
   if (!Number.isFinite(value) || (rule.integer && !Number.isInteger(value))) return fallback;
   if ((rule.min !== undefined && value < rule.min) || (rule.above !== undefined && value <= rule.above)) return fallback;
   return value;
+}
+
+/**
+ * A yes/no setting: `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off` (any case); undefined when unset, blank or
+ * anything else, so the caller's default applies. Read at each call.
+ */
+export function envFlag(name: string): boolean | undefined {
+  const raw = process.env[name]?.trim().toLowerCase();
+  if (raw === "true" || raw === "1" || raw === "yes" || raw === "on") return true;
+  if (raw === "false" || raw === "0" || raw === "no" || raw === "off") return false;
+  return undefined;
+}
+
+/** The address the server listens on: HOST, which `npm start` passes to `next start` (unset or blank: 127.0.0.1, its default and `npm run dev`'s). */
+export const listenHost = () => process.env.HOST?.trim() || "127.0.0.1";
+
+/** Whether the server listens on loopback alone (HOST a loopback address, `[::1]` or `localhost`): only this machine reaches it. */
+export function listensOnLoopbackOnly(): boolean {
+  const host = listenHost().replace(/^\[(.*)\]$/, "$1");
+  if (host.toLowerCase() === "localhost") return true;
+  if (!ipaddr.isValid(host)) return false;
+  const ip = ipaddr.process(host);
+  return ip.range() === "loopback";
 }

@@ -192,3 +192,120 @@ describe("outboundFetch (delivery)", () => {
     expect((err as Error).name).toBe("TimeoutError");
   });
 });
+
+describe("always refused: metadata endpoints and the unspecified address, in every embedding", () => {
+  it("refuses them with private targets allowed too (test mode on a loopback-only server)", () => {
+    const always = [
+      "169.254.169.254", "169.254.170.2", "100.100.100.200", "168.63.129.16", "fd00:ec2::254", "0.0.0.0", "0.1.2.3", "::",
+      // IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64 (RFC 6052) and 6to4 forms of them.
+      "::ffff:169.254.169.254", "::a9fe:a9fe", "::ffff:0:a9fe:a9fe", "64:ff9b::a9fe:a9fe", "64:ff9b::a83f:8110", "2002:a9fe:a9fe::1", "::ffff:168.63.129.16", "::ffff:0.0.0.0", "64:ff9b::",
+    ];
+    for (const address of always) {
+      expect(addressRefusal(address, false), address).not.toBeNull();
+      expect(addressRefusal(address, true), address).not.toBeNull();
+    }
+    for (const address of ["169.254.169.254", "::a9fe:a9fe", "64:ff9b::a9fe:a9fe", "168.63.129.16", "2002:a9fe:a9fe::1"]) expect(addressRefusal(address, false), address).toMatch(/metadata/);
+    // Neighbours of them are ordinary local or public addresses.
+    for (const address of ["169.254.169.253", "168.63.129.17", "::1", "64:ff9b::808:808", "127.0.0.1"]) expect(addressRefusal(address, false), address).toBeNull();
+  });
+
+  it("a URL naming one is refused at set time and at call time, without connecting", async () => {
+    for (const url of ["http://[::a9fe:a9fe]/latest/", "http://[64:ff9b::a9fe:a9fe]/", "http://0.0.0.0:3000/", "http://168.63.129.16/machine", "http://0/", "http://[::]:3000/"]) {
+      expect(await refusal(url, { livemode: false, lookup: noLookup }), url).toMatch(/metadata|unspecified/);
+      await expect(outboundFetch(url, {}, { livemode: false, lookup: noLookup }), url).rejects.toThrow(OutboundRefusedError);
+    }
+    // A name is judged by what it resolves to, when called.
+    await expect(outboundFetch("http://metadata.example/", {}, { livemode: false, lookup: stubLookup(["64:ff9b::a9fe:a9fe"]) })).rejects.toThrow(/metadata/);
+  });
+});
+
+describe("URL normalisation: CR/LF, control characters and empty userinfo", () => {
+  it("refuses a URL with CR, LF, tab or another control character anywhere, and any userinfo, empty too", async () => {
+    for (const url of ["http://127.0.0.1/a\r\nb", "http://127.0.0.1/\n", "http://127.0.0.1/a\tb", "http://exa\r\nmple.com/", "http://127.0.0.1/a\u0000b", "http://127.0.0.1/a b"]) {
+      expect(await refusal(url, { livemode: false, lookup: noLookup }), JSON.stringify(url)).toMatch(/control characters|spaces/);
+      await expect(outboundFetch(url, {}, { livemode: false, lookup: noLookup }), JSON.stringify(url)).rejects.toThrow(OutboundRefusedError);
+    }
+    for (const url of ["https://@example.com/", "https://:@example.com/", "http://@127.0.0.1:1/", "https://user@example.com/", "https:\\\\@example.com/"]) {
+      expect(await refusal(url, { livemode: false, lookup: noLookup }), url).toMatch(/credentials/);
+    }
+    // An @ after the host is part of the path or query, not userinfo.
+    await expect(checkOutboundUrl("http://127.0.0.1:1/a@b?c=@d", { livemode: false, lookup: noLookup })).resolves.toBeInstanceOf(URL);
+  });
+
+  it("answers the normalised URL (lower-case scheme and host, default port dropped, dot segments resolved)", async () => {
+    const url = await checkOutboundUrl("HTTP://LocalHost:80/a/../hook?x=1", { livemode: false, lookup: noLookup });
+    expect(url.href).toBe("http://localhost/hook?x=1");
+  });
+});
+
+describe("private targets only where the operator allows them (test mode)", () => {
+  let local: Server;
+  let connections = 0;
+  beforeAll(async () => {
+    local = await listen("127.0.0.1");
+    local.server.on("connection", () => connections++);
+    servers.push(local);
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  const onPublicHost = () => {
+    vi.stubEnv("HOST", "0.0.0.0");
+    vi.stubEnv("OUTBOUND_ALLOW_PRIVATE", "");
+  };
+
+  it("a server bound beyond loopback refuses loopback, private and localhost targets at set time and at call time, never connecting", async () => {
+    onPublicHost();
+    const before = connections;
+    for (const url of [`http://127.0.0.1:${local.port}/hook`, `http://[::1]:${local.port}/`, `http://localhost:${local.port}/`, `http://10.0.0.7/`, `http://192.168.1.1:8080/`, `http://[::ffff:127.0.0.1]:${local.port}/`, `http://[64:ff9b::7f00:1]:${local.port}/`]) {
+      expect(await refusal(url, { livemode: false, lookup: noLookup }), url).toMatch(/loopback|private|reserved|NAT64|address/);
+      await expect(outboundFetch(url, { method: "POST", body: "x" }, { livemode: false, lookup: noLookup }), url).rejects.toThrow(OutboundRefusedError);
+    }
+    // A name resolving to loopback: refused after resolving, before connecting.
+    await expect(outboundFetch(`http://rebind.test:${local.port}/`, { method: "POST" }, { livemode: false, lookup: stubLookup(["127.0.0.1"]) })).rejects.toThrow(/rebind\.test resolves to 127\.0\.0\.1, a loopback address/);
+    expect(await refusal(`http://internal.test:${local.port}/`, { livemode: false, lookup: stubLookup(["10.1.2.3"]) })).toMatch(/resolves to 10\.1\.2\.3, a private address/);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(connections).toBe(before);
+  });
+
+  it("test mode still allows http to a public address there (stopped before it leaves the machine)", async () => {
+    onPublicHost();
+    const targets: unknown[] = [];
+    vi.spyOn(net.Socket.prototype, "connect").mockImplementation(function (this: net.Socket, ...args: unknown[]) {
+      const options = (Array.isArray(args[0]) ? args[0][0] : args[0]) as { host?: string; port?: number };
+      targets.push(options.host);
+      process.nextTick(() => this.destroy(new Error("connection stopped by the test")));
+      return this;
+    } as never);
+    await expect(checkOutboundUrl("http://hooks.example.com/in", { livemode: false, lookup: stubLookup(["93.184.215.14"]) })).resolves.toBeInstanceOf(URL);
+    await expect(outboundFetch("http://hooks.example.com/in", { method: "POST" }, { livemode: false, lookup: stubLookup(["93.184.215.14"]) })).rejects.toThrow(/stopped by the test/);
+    expect(targets).toEqual(["93.184.215.14"]);
+  });
+
+  it("OUTBOUND_ALLOW_PRIVATE=true allows them there; =false refuses them on a loopback-only server too", async () => {
+    onPublicHost();
+    vi.stubEnv("OUTBOUND_ALLOW_PRIVATE", "true");
+    expect((await outboundFetch(`http://127.0.0.1:${local.port}/allowed`, { method: "POST" }, { livemode: false })).status).toBe(200);
+    // Live mode is never widened by it.
+    await expect(outboundFetch(`https://127.0.0.1:${local.port}/`, { method: "POST" }, { livemode: true })).rejects.toThrow(/loopback/);
+
+    vi.stubEnv("HOST", "127.0.0.1");
+    vi.stubEnv("OUTBOUND_ALLOW_PRIVATE", "false");
+    const before = connections;
+    await expect(outboundFetch(`http://127.0.0.1:${local.port}/`, { method: "POST" }, { livemode: false })).rejects.toThrow(OutboundRefusedError);
+    expect(connections).toBe(before);
+  });
+
+  it("loopback-only means HOST is a loopback address or localhost (unset: 127.0.0.1, as npm start and npm run dev bind)", async () => {
+    vi.stubEnv("OUTBOUND_ALLOW_PRIVATE", "");
+    for (const host of ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost", ""]) {
+      vi.stubEnv("HOST", host);
+      expect((await outboundFetch(`http://127.0.0.1:${local.port}/dev`, { method: "POST" }, { livemode: false })).status, host).toBe(200);
+    }
+    for (const host of ["0.0.0.0", "::", "10.0.0.5", "game.example.com", "[::]"]) {
+      vi.stubEnv("HOST", host);
+      await expect(outboundFetch(`http://127.0.0.1:${local.port}/`, { method: "POST" }, { livemode: false }), host).rejects.toThrow(OutboundRefusedError);
+    }
+  });
+});

@@ -2,15 +2,27 @@ import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
+import { envFlag, listensOnLoopbackOnly } from "@/lib/config";
 import { badRequest } from "@/lib/http/errors";
 import { addressRefusal, ipLiteral, isLocalhostName } from "./address";
 
 /**
- * The one way to call a URL a user set (webhooks now; subscription triggers, OAuth endpoints
- * later). Live mode: https only, and every address the host resolves to must be public; the
- * connection then goes to the checked address itself. Test mode: http or https to any address
- * (local development), except cloud metadata endpoints. See README "Outbound URLs".
+ * The one way to call a URL a user set (webhooks, subscription triggers, identity providers, paymasters). Live
+ * mode: https only, and every address the host resolves to must be public; the connection then goes to the checked
+ * address itself. Test mode: http or https; loopback and private addresses only where the operator allows them
+ * (privateTargetsAllowed), else public ones as in live mode. Cloud metadata endpoints and the unspecified address
+ * never. See README "Outbound URLs".
  */
+
+/**
+ * Whether test mode may call loopback and private addresses: OUTBOUND_ALLOW_PRIVATE when set, else only while the
+ * server listens on loopback alone (npm start's default), so local development against a receiver on localhost
+ * works but a tenant of a reachable server cannot probe the server's network. Read at each call.
+ */
+export const privateTargetsAllowed = () => envFlag("OUTBOUND_ALLOW_PRIVATE") ?? listensOnLoopbackOnly();
+
+/** Only public addresses: always in live mode, in test mode unless private targets are allowed. */
+const publicOnly = (opts: OutboundOptions) => opts.livemode || !privateTargetsAllowed();
 
 export interface ResolvedAddress {
   address: string;
@@ -33,7 +45,17 @@ export class OutboundRefusedError extends Error {
   override name = "OutboundRefusedError";
 }
 
+/** The userinfo part of a raw URL (what precedes an @ in its authority), also when empty ("https://@host/"), else null. */
+function rawUserinfo(raw: string): string | null {
+  const authority = /^[a-z][a-z0-9+.-]*:[\\/]*([^\\/?#]*)/i.exec(raw)?.[1] ?? "";
+  const at = authority.lastIndexOf("@");
+  return at < 0 ? null : authority.slice(0, at);
+}
+
 function parseTarget(raw: string | URL, livemode: boolean): URL {
+  // WHATWG parsing silently drops tabs and newlines (and trims spaces and controls): refuse them instead, so the URL
+  // stored and shown is the one called, and no CR/LF reaches a log line or a header.
+  if (typeof raw === "string" && /[\u0000-\u0020\u007f]/.test(raw)) throw new OutboundRefusedError("must not contain spaces or control characters (CR, LF, tab)");
   let url: URL;
   try {
     // WHATWG parsing also normalizes odd IPv4 forms (0x7f000001, 2130706433, 0177.0.0.1) to dotted quads.
@@ -43,8 +65,9 @@ function parseTarget(raw: string | URL, livemode: boolean): URL {
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new OutboundRefusedError("must be an http(s) URL");
   if (livemode && url.protocol !== "https:") throw new OutboundRefusedError("live mode requires an https URL");
-  // Credentials in a URL end up wherever the URL is shown or logged.
-  if (url.username || url.password) throw new OutboundRefusedError("must not contain credentials (user:password@)");
+  // Credentials in a URL end up wherever the URL is shown or logged; an empty userinfo ("https://@host/") is refused
+  // too, as parsers disagree about where such an authority's host starts.
+  if (url.username || url.password || (typeof raw === "string" && rawUserinfo(raw) !== null)) throw new OutboundRefusedError("must not contain credentials (user:password@)");
   return url;
 }
 
@@ -68,27 +91,27 @@ async function resolveChecked(url: URL, opts: OutboundOptions, signal?: AbortSig
   if (literal) {
     addresses = [{ address: literal, family: literal.includes(":") ? 6 : 4 }];
   } else {
-    if (opts.livemode && isLocalhostName(url.hostname)) throw new OutboundRefusedError(`${url.hostname} is a loopback name`);
+    if (publicOnly(opts) && isLocalhostName(url.hostname)) throw new OutboundRefusedError(`${url.hostname} is a loopback name`);
     addresses = await withSignal((opts.lookup ?? systemLookup)(url.hostname), signal);
     if (addresses.length === 0) throw new Error(`${url.hostname} has no address`);
   }
   for (const { address } of addresses) {
-    const kind = addressRefusal(address, opts.livemode);
+    const kind = addressRefusal(address, publicOnly(opts));
     if (kind) throw new OutboundRefusedError(literal ? `${address} is ${kind}` : `${url.hostname} resolves to ${address}, ${kind}`);
   }
   return addresses[0]!;
 }
 
 /**
- * Validates a user-set URL when it is saved: throws a 400 naming `field`. Live mode resolves the
- * host now too; test mode allows any host but the metadata endpoints, which delivery checks
- * after resolving, so only IP literals are checked here.
+ * Validates a user-set URL when it is saved: throws a 400 naming `field`; answers it normalised (store its href).
+ * Where only public addresses are allowed the host is resolved now too; otherwise (test mode with private targets
+ * allowed) only IP literals are checked here, names after resolving at each call.
  */
 export async function checkOutboundUrl(raw: string, opts: OutboundOptions & { field?: string }): Promise<URL> {
   const field = opts.field ?? "url";
   try {
     const url = parseTarget(raw, opts.livemode);
-    if (opts.livemode || ipLiteral(url.hostname)) await resolveChecked(url, opts);
+    if (publicOnly(opts) || ipLiteral(url.hostname)) await resolveChecked(url, opts);
     return url;
   } catch (err) {
     const message = err instanceof OutboundRefusedError ? err.message : `its host does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
@@ -142,6 +165,15 @@ export async function outboundFetch(raw: string | URL, init: OutboundInit, opts:
   const headers = new Headers();
   for (const [name, value] of Object.entries(incoming.headers)) {
     for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
+  }
+  // An abort while the body is read ends it with the signal's reason (as fetch does), not a bare "aborted" reset:
+  // callers (viem's timeout among them) tell their timeout from a broken connection by it.
+  const signal = init.signal;
+  if (signal) {
+    const abort = () => incoming.destroy(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    incoming.once("close", () => signal.removeEventListener("abort", abort));
+    if (signal.aborted) abort();
   }
   const nullBody = NULL_BODY_STATUSES.has(status) || method === "HEAD";
   if (nullBody) incoming.resume();

@@ -1,11 +1,18 @@
-import { BaseError, HttpRequestError, http, RpcRequestError, TimeoutError, type Hex } from "viem";
+import { BaseError, HttpRequestError, http, ResponseBodyTooLargeError, RpcRequestError, TimeoutError, type Hex } from "viem";
 import { createPaymasterClient, getPaymasterData, getPaymasterStubData, type PaymasterClient } from "viem/account-abstraction";
 import { toEntryPointOp, type UserOp } from "@/lib/chain/userop";
+import { envNumber } from "@/lib/config";
 import { ApiError } from "@/lib/http/errors";
 import { outboundFetch, OutboundRefusedError } from "@/lib/outbound";
 
-/** How long an ERC-7677 service has to answer one call. */
-const TIMEOUT_MS = 10_000;
+/** How long an ERC-7677 service has to answer one call, its whole body included (viem reads it within the timeout). */
+const timeoutMs = () => envNumber("PAYMASTER_TIMEOUT_MS", 10_000, { above: 0 });
+
+/**
+ * The most an answer may hold: an ERC-7677 result is a few hundred bytes of hex, so 64 KiB is generous; viem's own
+ * default (10 MiB) would let a registered URL make every sponsored request buffer megabytes.
+ */
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** Only the origin is shown in errors: a service URL's path often carries an API key (ours carries the publishable key). */
 export function originOf(url: string): string {
@@ -25,7 +32,8 @@ export function paymasterClient(url: string, livemode: boolean): PaymasterClient
   return createPaymasterClient({
     transport: http(url, {
       retryCount: 0,
-      timeout: TIMEOUT_MS,
+      timeout: timeoutMs(),
+      maxResponseBodySize: MAX_ANSWER_BYTES,
       fetchFn: (input, init) => {
         const headers: Record<string, string> = {};
         new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
@@ -55,6 +63,16 @@ const opFields = (op: UserOp) => {
   return fields;
 };
 
+/** Why a call gave no ERC-7677 result, for a 502: too large an answer, none in time, an HTTP error or none at all. */
+function whyNoResult(err: unknown): string {
+  if (!(err instanceof BaseError)) return "its answer is not an ERC-7677 result";
+  if (err.walk((e) => e instanceof ResponseBodyTooLargeError)) return `its answer is larger than ${MAX_ANSWER_BYTES / 1024} KiB`;
+  if (err.walk((e) => e instanceof TimeoutError)) return `no answer within ${timeoutMs() / 1000} s`;
+  const failed = err.walk((e) => e instanceof HttpRequestError) as HttpRequestError | null;
+  if (failed) return failed.status ? `HTTP ${failed.status}` : "the connection failed";
+  return "its answer is not an ERC-7677 result";
+}
+
 /**
  * The service's failures as API errors naming `param`: its refusal (a JSON-RPC error) or a URL the outbound rule
  * refuses is a 400; no answer, an HTTP error or an answer that is not ERC-7677 is a 502.
@@ -73,9 +91,7 @@ export function serviceError(call: ServiceCall, err: unknown): ApiError {
     const message = `the paymaster service at ${origin} refused to sponsor: ${rpc.details || rpc.shortMessage} (code ${rpc.code})`;
     return new ApiError(400, "invalid_request_error", `${call.who}: ${message}.`, details(message));
   }
-  const unreachable = err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError);
-  const why = unreachable ? (err.walk((e) => e instanceof TimeoutError) ? `no answer within ${TIMEOUT_MS / 1000} s` : (unreachable as HttpRequestError).status ? `HTTP ${(unreachable as HttpRequestError).status}` : "the connection failed") : "its answer is not an ERC-7677 result";
-  const message = `the paymaster service at ${origin} could not sponsor (${why})`;
+  const message = `the paymaster service at ${origin} could not sponsor (${whyNoResult(err)})`;
   return new ApiError(502, "api_error", `${call.who}: ${message}. Try again shortly.`, details(message));
 }
 

@@ -44,16 +44,16 @@ async function checkAddress(ctx: ProjectContext, address: string, chainId: numbe
   });
 }
 
-const checkUrl = async (ctx: ProjectContext, url: string | null | undefined) => {
-  if (url) await checkOutboundUrl(url, { livemode: ctx.livemode, field: "url" });
-};
+/** The URL as stored: checked against the outbound rule and normalised (null or undefined passed through: unset, unchanged). */
+const checkedUrl = async <T extends string | null | undefined>(ctx: ProjectContext, url: T): Promise<T | string> =>
+  url ? (await checkOutboundUrl(url, { livemode: ctx.livemode, field: "url" })).href : url;
 
 export async function createPaymaster(db: Queryable, ctx: ProjectContext, input: CreatePaymasterInput): Promise<PaymasterRow> {
-  await checkUrl(ctx, input.url);
+  const url = await checkedUrl(ctx, input.url);
   await checkAddress(ctx, input.address, input.chainId);
   const [row] = await db
     .insert(paymasters)
-    .values({ id: newId("paymaster"), ...ctx, address: input.address, url: input.url ?? null, context: input.context ?? null, name: input.name ?? null })
+    .values({ id: newId("paymaster"), ...ctx, address: input.address, url: url ?? null, context: input.context ?? null, name: input.name ?? null })
     .returning();
   return row!;
 }
@@ -81,7 +81,7 @@ async function policyChains(db: Queryable, ctx: ProjectContext, id: string): Pro
 export async function updatePaymaster(db: Queryable, ctx: ProjectContext, id: string, input: UpdatePaymasterInput): Promise<PaymasterRow> {
   const current = await getPaymaster(db, ctx, id);
   if (current.deleted) throw badRequest(`Paymaster ${id} is deleted.`, { id: { value: id, message: "deleted" } });
-  await checkUrl(ctx, input.url);
+  const url = await checkedUrl(ctx, input.url);
   if (input.address !== undefined || input.chainId !== undefined) {
     const address = input.address ?? current.address;
     await checkAddress(ctx, address, input.chainId);
@@ -92,7 +92,7 @@ export async function updatePaymaster(db: Queryable, ctx: ProjectContext, id: st
     .update(paymasters)
     .set({
       ...(input.address !== undefined && { address: input.address }),
-      ...(input.url !== undefined && { url: input.url }),
+      ...(url !== undefined && { url }),
       ...(input.context !== undefined && { context: input.context }),
       ...(input.name !== undefined && { name: input.name }),
       updatedAt: sql`now()`,
