@@ -3,7 +3,8 @@ import { cancelUnsignedIntent } from "./expire";
 import { indexTokenTransfers } from "./inventory";
 import { monitorBalances } from "./monitors";
 import { relayIntent } from "./relay";
+import { purgeExpiredRows } from "./retention";
 import { resendUnsettledIntents } from "./unsettled";
 
 /** Every background function: served to Inngest at /api/inngest, or run by the embedded runner. */
-export const functions = [relayIntent, deliverEvent, cancelUnsignedIntent, resendUnsettledIntents, monitorBalances, indexTokenTransfers];
+export const functions = [relayIntent, deliverEvent, cancelUnsignedIntent, resendUnsettledIntents, monitorBalances, indexTokenTransfers, purgeExpiredRows];

@@ -162,7 +162,8 @@ export const requestLogs = pgTable(
     durationMs: integer().notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id)],
+  // createdAt alone: the retention sweep deletes by age across projects (lib/retention.ts).
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id), index().on(t.createdAt)],
 );
 
 /**
@@ -702,7 +703,8 @@ export const playerSessions = pgTable(
     lastUsedAt: createdAt(),
     createdAt: createdAt(),
   },
-  (t) => [index().on(t.playerId), index().on(t.projectId, t.livemode, t.createdAt, t.id)],
+  // expiresAt, revokedAt: the retention sweep's ranges (lib/retention.ts).
+  (t) => [index().on(t.playerId), index().on(t.projectId, t.livemode, t.createdAt, t.id), index().on(t.expiresAt), index().on(t.revokedAt)],
 );
 
 /** ES256 key pairs that sign player tokens, per project and mode; retired keys stay published until their tokens expire. */
@@ -764,6 +766,8 @@ export const oauthSignins = pgTable(
     collectedAt: timestamp({ withTimezone: true, precision: 6 }),
     createdAt: createdAt(),
   },
+  // The retention sweep deletes by expiry (lib/retention.ts).
+  (t) => [index().on(t.expiresAt)],
 );
     /** The one-time code the callback gave the browser that finished (its hash): collecting needs it with the key. */
     codeHash: text(),
@@ -816,7 +820,8 @@ export const playerCredentialTokens = pgTable(
     usedAt: timestamp({ withTimezone: true, precision: 6 }),
     createdAt: createdAt(),
   },
-  (t) => [index().on(t.identityId, t.purpose), index().on(t.expiresAt)],
+  // expiresAt, usedAt: the retention sweep's ranges (lib/retention.ts).
+  (t) => [index().on(t.identityId, t.purpose), index().on(t.expiresAt), index().on(t.usedAt)],
 );
 
 // Exchange, inventories, paymasters (issue 17).

@@ -31,14 +31,17 @@ const buffer = (state.__requestLog ??= { db: null, rows: [], timer: null, flushi
 /**
  * Method, path, status and timing only: never headers, keys or bodies. Written in batches
  * (one insert per 100 ms or 500 requests) so logging costs no write per request; a crash
- * loses at most the last batch.
+ * loses at most the last batch. Only requests of a project are kept (its dashboard shows them):
+ * one without (a bad key, none at all) is in the process log and metrics, but would let anyone
+ * grow the table without a key. Rows go after REQUEST_LOG_RETENTION_DAYS (lib/retention.ts).
  */
 export function recordRequest(db: Db, entry: RequestLogEntry) {
+  if (!entry.project) return;
   buffer.db = db;
   buffer.rows.push({
     id: entry.id,
-    projectId: entry.project?.projectId ?? null,
-    livemode: entry.project?.livemode ?? null,
+    projectId: entry.project.projectId,
+    livemode: entry.project.livemode,
     method: entry.method,
     path: entry.path.slice(0, 2048),
     status: entry.status,

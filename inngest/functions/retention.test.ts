@@ -1,0 +1,123 @@
+import crypto from "node:crypto";
+import { InngestTestEngine } from "@inngest/test";
+import { eq, inArray } from "drizzle-orm";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { getDb } from "@/lib/db/client";
+import { oauthSignins, playerCredentialTokens, playerIdentities, players, playerSessions, requestLogs } from "@/lib/db/schema";
+import { newId } from "@/lib/ids";
+import type { ProjectContext } from "@/lib/projects/service";
+import { purgeTable } from "@/lib/retention";
+import { newProject } from "@/test/api";
+import { purgeExpiredRows } from "./retention";
+
+const DAY = 86_400_000;
+const ago = (days: number) => new Date(Date.now() - days * DAY);
+const hex = () => crypto.randomBytes(16).toString("hex");
+
+let ctx: ProjectContext;
+let playerId: string;
+let identityId: string;
+
+beforeAll(async () => {
+  const project = await newProject("retention");
+  ctx = { projectId: project.id, livemode: false };
+  const db = await getDb();
+  playerId = newId("player");
+  identityId = newId("identity");
+  await db.insert(players).values({ id: playerId, ...ctx, name: "kept around" });
+  await db.insert(playerIdentities).values({ id: identityId, ...ctx, playerId, provider: "email", externalUserId: `${hex()}@example.com` });
+});
+afterEach(() => vi.unstubAllEnvs());
+
+const requestLog = async (createdAt: Date) => {
+  const id = newId("request");
+  await (await getDb()).insert(requestLogs).values({ id, ...ctx, method: "GET", path: "/v1/players", status: 200, durationMs: 1, createdAt });
+  return id;
+};
+const signin = async (expiresAt: Date) => {
+  const id = newId("oauthSignin");
+  await (await getDb()).insert(oauthSignins).values({ id, ...ctx, provider: "google", stateHash: hex(), encryptedVerifier: "x", nonce: "n", keyHash: hex(), expiresAt });
+  return id;
+};
+const credentialToken = async (expiresAt: Date, usedAt: Date | null = null) => {
+  const tokenHash = hex();
+  await (await getDb()).insert(playerCredentialTokens).values({ tokenHash, ...ctx, identityId, purpose: "password_reset", expiresAt, usedAt });
+  return tokenHash;
+};
+const session = async (expiresAt: Date, revokedAt: Date | null = null) => {
+  const id = newId("playerSession");
+  await (await getDb()).insert(playerSessions).values({ id, ...ctx, playerId, provider: "email", refreshHash: hex(), expiresAt, revokedAt });
+  return id;
+};
+
+const left = async () => {
+  const db = await getDb();
+  return {
+    requestLogs: (await db.select({ id: requestLogs.id }).from(requestLogs).where(eq(requestLogs.projectId, ctx.projectId))).map((r) => r.id),
+    oauthSignins: (await db.select({ id: oauthSignins.id }).from(oauthSignins).where(eq(oauthSignins.projectId, ctx.projectId))).map((r) => r.id),
+    credentialTokens: (await db.select({ id: playerCredentialTokens.tokenHash }).from(playerCredentialTokens).where(eq(playerCredentialTokens.projectId, ctx.projectId))).map((r) => r.id),
+    playerSessions: (await db.select({ id: playerSessions.id }).from(playerSessions).where(eq(playerSessions.projectId, ctx.projectId))).map((r) => r.id),
+  };
+};
+
+const sweep = async () => {
+  const { result, error } = await new InngestTestEngine({ function: purgeExpiredRows }).execute();
+  expect(error).toBeUndefined();
+  return result as Record<string, number>;
+};
+
+describe("the purge-expired-rows function (retention, issue 29.9)", () => {
+  it("deletes rows past each table's default retention and keeps the rest", async () => {
+    const oldLog = await requestLog(ago(31));
+    const recentLog = await requestLog(ago(29));
+    const oldSignin = await signin(ago(1.1));
+    const recentSignin = await signin(ago(0.5));
+    const pendingSignin = await signin(new Date(Date.now() + 600_000));
+    const expiredToken = await credentialToken(ago(8));
+    const usedToken = await credentialToken(new Date(Date.now() + 3_600_000), ago(8));
+    const recentlyUsed = await credentialToken(new Date(Date.now() + 3_600_000), ago(6));
+    const liveToken = await credentialToken(new Date(Date.now() + 3_600_000));
+    const expiredSession = await session(ago(31));
+    const revokedSession = await session(new Date(Date.now() + 10 * DAY), ago(31));
+    const recentlyRevoked = await session(new Date(Date.now() + 10 * DAY), ago(29));
+    const liveSession = await session(new Date(Date.now() + 10 * DAY));
+    // What earlier versions logged for requests without a project: gone at the first sweep.
+    const orphan = newId("request");
+    await (await getDb()).insert(requestLogs).values({ id: orphan, method: "GET", path: "/v1/players", status: 401, durationMs: 1 });
+
+    const result = await sweep();
+    expect(result).toMatchObject({ requestLogs: expect.any(Number), oauthSignins: expect.any(Number) });
+    expect(await left()).toEqual({
+      requestLogs: [recentLog],
+      oauthSignins: expect.arrayContaining([recentSignin, pendingSignin]),
+      credentialTokens: expect.arrayContaining([recentlyUsed, liveToken]),
+      playerSessions: expect.arrayContaining([recentlyRevoked, liveSession]),
+    });
+    const remaining = await left();
+    expect(remaining.oauthSignins).not.toContain(oldSignin);
+    expect(remaining.credentialTokens).toHaveLength(2);
+    expect(remaining.credentialTokens).not.toContain(expiredToken);
+    expect(remaining.credentialTokens).not.toContain(usedToken);
+    expect(remaining.playerSessions).toHaveLength(2);
+    expect(remaining.playerSessions).not.toContain(expiredSession);
+    expect(remaining.playerSessions).not.toContain(revokedSession);
+    expect(remaining.requestLogs).not.toContain(oldLog);
+    expect(await (await getDb()).select().from(requestLogs).where(eq(requestLogs.id, orphan))).toEqual([]);
+  });
+
+  it("reads its windows from the environment, and deletes in bounded batches", async () => {
+    vi.stubEnv("REQUEST_LOG_RETENTION_DAYS", "2");
+    const ids = await Promise.all([3, 4, 5, 6, 7].map((d) => requestLog(ago(d))));
+    const kept = await requestLog(ago(1));
+    // Batches of 2, at most 2 of them: 4 rows go in this sweep, the last one in the next.
+    vi.stubEnv("RETENTION_BATCH_SIZE", "2");
+    vi.stubEnv("RETENTION_MAX_BATCHES", "2");
+    const db = await getDb();
+    const first = await purgeTable(db, "requestLogs");
+    expect(first).toBe(4);
+    vi.unstubAllEnvs();
+    vi.stubEnv("REQUEST_LOG_RETENTION_DAYS", "2");
+    await sweep();
+    expect((await db.select({ id: requestLogs.id }).from(requestLogs).where(inArray(requestLogs.id, [...ids, kept]))).map((r) => r.id)).toEqual([kept]);
+  });
+});

@@ -1,0 +1,66 @@
+import { inArray, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
+import { envNumber } from "@/lib/config";
+import type { Db } from "@/lib/db/client";
+import { oauthSignins, playerCredentialTokens, playerSessions, requestLogs } from "@/lib/db/schema";
+
+/**
+ * How long rows that only grow are kept (issue 29.9): every setting is in days (fractions allowed)
+ * and read at each sweep, so an operator's change applies at the next one.
+ */
+export const retentionSettings = () => ({
+  /** Request log rows, counted from the request. */
+  requestLogDays: envNumber("REQUEST_LOG_RETENTION_DAYS", 30, { min: 0 }),
+  /** Browser sign-ins (state, verifier, uncollected result), counted from their expiry (10 minutes after the start). */
+  oauthSigninDays: envNumber("OAUTH_SIGNIN_RETENTION_DAYS", 1, { min: 0 }),
+  /** Password-reset and email-verification tokens, counted from their use or their expiry. */
+  credentialTokenDays: envNumber("CREDENTIAL_TOKEN_RETENTION_DAYS", 7, { min: 0 }),
+  /** Player sessions, counted from their expiry or revocation (the dashboard shows them until then). */
+  playerSessionDays: envNumber("PLAYER_SESSION_RETENTION_DAYS", 30, { min: 0 }),
+  /** Rows deleted per statement: each batch is a short statement, so a large backlog never holds locks for long. */
+  batchSize: envNumber("RETENTION_BATCH_SIZE", 5000, { above: 0, integer: true }),
+  /** Batches per table per sweep: a backlog beyond that is left to the next sweep. */
+  maxBatches: envNumber("RETENTION_MAX_BATCHES", 100, { above: 0, integer: true }),
+});
+
+type Settings = ReturnType<typeof retentionSettings>;
+
+const before = (days: number): SQL => sql`now() - make_interval(secs => ${Math.round(days * 86_400)})`;
+
+interface Purge {
+  table: PgTable;
+  key: AnyPgColumn;
+  /** Which rows are past retention; each column it compares has an index (lib/db/schema.ts), so a batch is an index range. */
+  due: (s: Settings) => SQL;
+}
+
+export const PURGES = {
+  // Rows without a project are what versions before issue 29.9 wrote for unauthenticated requests: none is written now.
+  requestLogs: { table: requestLogs, key: requestLogs.id, due: (s) => or(lt(requestLogs.createdAt, before(s.requestLogDays)), isNull(requestLogs.projectId))! },
+  oauthSignins: { table: oauthSignins, key: oauthSignins.id, due: (s) => lt(oauthSignins.expiresAt, before(s.oauthSigninDays)) },
+  credentialTokens: {
+    table: playerCredentialTokens,
+    key: playerCredentialTokens.tokenHash,
+    due: (s) => or(lt(playerCredentialTokens.expiresAt, before(s.credentialTokenDays)), lt(playerCredentialTokens.usedAt, before(s.credentialTokenDays)))!,
+  },
+  playerSessions: {
+    table: playerSessions,
+    key: playerSessions.id,
+    due: (s) => or(lt(playerSessions.expiresAt, before(s.playerSessionDays)), lt(playerSessions.revokedAt, before(s.playerSessionDays)))!,
+  },
+} satisfies Record<string, Purge>;
+
+export type PurgedTable = keyof typeof PURGES;
+
+/** Deletes one table's rows past retention, a batch per statement, at most `maxBatches`: how many went. */
+export async function purgeTable(db: Db, name: PurgedTable, settings: Settings = retentionSettings()): Promise<number> {
+  const { table, key, due } = PURGES[name] as Purge;
+  let deleted = 0;
+  for (let i = 0; i < settings.maxBatches; i++) {
+    const batch = db.select({ key }).from(table).where(due(settings)).limit(settings.batchSize);
+    const gone = await db.delete(table).where(inArray(key, batch)).returning({ key });
+    deleted += gone.length;
+    if (gone.length < settings.batchSize) break;
+  }
+  return deleted;
+}
