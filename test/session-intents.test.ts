@@ -40,7 +40,8 @@ interface Registered {
 
 /**
  * A session key registered through the sessions API on a new player's account (custodial, or owned by `owner`, who
- * signs the registration), landed; the account then holds 1 ETH to pay its own gas (the intents here are not sponsored).
+ * signs the registration), landed; the account then holds 1 ETH to pay its own gas (the intents here are not sponsored,
+ * so the key is registered with a fee cap: 0.01 ETH per op).
  */
 async function registered(options: { owner?: PrivateKeyAccount; limit?: number; whitelist?: Address[]; validAfter?: number; validUntil?: number } = {}): Promise<Registered> {
   const { body: player } = await call("POST", "/v1/players", { key, json: { name: "session user" } });
@@ -57,6 +58,7 @@ async function registered(options: { owner?: PrivateKeyAccount; limit?: number; 
       ...(options.limit !== undefined && { limit: options.limit }),
       ...(options.whitelist && { whitelist: options.whitelist }),
       ...(options.owner && { externalOwnerAddress: options.owner.address }),
+      maxFeePerOp: parseEther("0.01").toString(),
       policy: policy.id,
     },
   });

@@ -102,7 +102,7 @@ describe("registering a session key", () => {
     const page = await openSigningLink(await getDb(), new URL(nextAction.payload.signingUrl).searchParams.get("t") ?? undefined, res.body.transactionIntents[0].id);
     if (page.state !== "awaiting") throw new Error(JSON.stringify(page));
     expect(page.view.calls.map((c) => c.summary)).toContainEqual(
-      `Lets the session key ${sessionKey} sign for your account from ${new Date(now * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC until ${new Date((now + 600) * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC, any number of operations, calling any contract but your account itself`,
+      `Lets the session key ${sessionKey} sign for your account from ${new Date(now * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC until ${new Date((now + 600) * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC, any number of operations, calling any contract but your account itself, only when a sponsor pays their fees`,
     );
     const { body: account } = await call("GET", `/v1/accounts/${res.body.account.id}`, { key });
     expect(account).toMatchObject({ custodial: false, ownerAddress: owner.address, player: { id: player.id } });

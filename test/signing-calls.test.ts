@@ -92,7 +92,7 @@ describe("decoding an operation", () => {
         { to: stranger, value: parseEther("0.5") },
         { to: target, value: 7n, data: unknown },
         { to: target, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [spender, maxUint256] }) },
-        { to: account, data: self("registerSessionKey", [key, 0, 1_800_000_000, 3, [target]]) },
+        { to: account, data: self("registerSessionKey", [key, 0, 1_800_000_000, 3, [target], 0n]) },
         { to: account, data: "0x12345678" },
       ]),
     });
@@ -102,7 +102,7 @@ describe("decoding an operation", () => {
       ["transfer", `Sends 0.5 ETH to ${stranger}`],
       ["unknown", `Calls an unknown function (selector 0xdeadbeef) on ${target}, sending 0.000000000000000007 ETH with it`],
       ["token", `Allows ${spender} to spend any amount of the token at ${target} from your account`],
-      ["account", `Lets the session key ${key} sign for your account from now until 2027-01-15 08:00 UTC, at most 3 operations, calling only ${target}`],
+      ["account", `Lets the session key ${key} sign for your account from now until 2027-01-15 08:00 UTC, at most 3 operations, calling only ${target}, only when a sponsor pays their fees`],
       ["unknown", "Calls an unknown function (selector 0x12345678) on your account"],
     ]);
     expect(calls[3]).toMatchObject({ to: target, value: "0.000000000000000007 ETH", selector: "0xdeadbeef", data: unknown, functionName: null });

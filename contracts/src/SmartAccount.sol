@@ -61,6 +61,10 @@ contract SmartAccount is
         uint32 epoch;
         bool active;
         address[] whitelist;
+        // Appended (upgrade-safe: new slot at the struct's end). The most wei one op signed by the key may make the
+        // account pay in fees when no paymaster pays; 0: only ops a paymaster pays for. Keys registered before this
+        // field existed read 0.
+        uint128 maxFeePerOp;
     }
 
     struct Recovery {
@@ -88,7 +92,12 @@ contract SmartAccount is
     event OwnershipTransferCanceled(address indexed owner, address indexed pendingOwner);
     event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
     event SessionKeyRegistered(
-        address indexed key, uint48 validAfter, uint48 validUntil, uint48 limit, address[] whitelist
+        address indexed key,
+        uint48 validAfter,
+        uint48 validUntil,
+        uint48 limit,
+        address[] whitelist,
+        uint128 maxFeePerOp
     );
     event SessionKeyRevoked(address indexed key);
     event GuardianAdded(address indexed guardian);
@@ -206,18 +215,36 @@ contract SmartAccount is
         if (signer == $.owner) return 0;
 
         SessionKey storage key = $.sessionKeys[signer];
-        if (_isActive($, key) && key.used < key.limit && _sessionKeyMayCall(key, userOp.callData)) {
+        if (
+            _isActive($, key) && key.used < key.limit && _sessionKeyMayCall(key, userOp.callData)
+                && _sessionKeyMayCost(key, userOp)
+        ) {
             key.used += 1;
             return _packValidationData(false, key.validUntil, key.validAfter);
         }
 
         // Guardians may only drive recovery, and only with a paymaster paying, so a guardian can never spend the
         // account's own funds on gas.
-        if ($.guardianPosition[signer] != 0 && userOp.paymasterAndData.length != 0 && _isRecoveryCall(userOp.callData))
-        {
+        if ($.guardianPosition[signer] != 0 && _paymasterPays(userOp) && _isRecoveryCall(userOp.callData)) {
             return 0;
         }
         return SIG_VALIDATION_FAILED;
+    }
+
+    /// @dev Whatever a paymaster pays costs the account nothing. Without one the account pays at most the v0.6
+    /// prefund, (callGasLimit + verificationGasLimit + preVerificationGas) × maxFeePerGas, tip included (the priority
+    /// fee a self-bundling key holder collects never exceeds maxFeePerGas): that must be within the key's cap.
+    /// The EntryPoint bounds each field by 2^120 before it calls the account, so the product cannot overflow.
+    function _sessionKeyMayCost(SessionKey storage key, UserOperation calldata userOp) internal view returns (bool) {
+        if (_paymasterPays(userOp)) return true;
+        uint256 cost = (userOp.callGasLimit + userOp.verificationGasLimit + userOp.preVerificationGas) * userOp.maxFeePerGas;
+        return cost <= key.maxFeePerOp;
+    }
+
+    /// @dev As the v0.6 EntryPoint reads it: paymasterAndData naming the zero address (or empty) is no paymaster, and
+    /// then the account pays.
+    function _paymasterPays(UserOperation calldata userOp) internal pure returns (bool) {
+        return userOp.paymasterAndData.length >= 20 && address(bytes20(userOp.paymasterAndData[:20])) != address(0);
     }
 
     function _sessionKeyMayCall(SessionKey storage key, bytes calldata callData) internal view returns (bool) {
@@ -322,13 +349,16 @@ contract SmartAccount is
 
     /// @notice Registers (or replaces) a session key that may sign up to `limit` userOps calling `execute` or
     /// `executeBatch` on the whitelisted targets (any target but the account itself when the list is empty),
-    /// valid from `validAfter` to `validUntil` (the EntryPoint enforces the window).
+    /// valid from `validAfter` to `validUntil` (the EntryPoint enforces the window). An op the account pays for
+    /// itself (no paymaster) may cost it at most `maxFeePerOp` wei; 0 means paymaster-paid ops only. So the key can
+    /// make the account pay at most `limit` × `maxFeePerOp` in fees.
     function registerSessionKey(
         address key,
         uint48 validAfter,
         uint48 validUntil,
         uint48 limit,
-        address[] calldata whitelist
+        address[] calldata whitelist,
+        uint128 maxFeePerOp
     ) external onlyAuthorized {
         AccountStorage storage $ = _storage();
         if (key == address(0) || key == $.owner) revert InvalidSessionKey(key);
@@ -348,7 +378,8 @@ contract SmartAccount is
         s.epoch = $.sessionKeyEpoch;
         s.active = true;
         s.whitelist = whitelist;
-        emit SessionKeyRegistered(key, validAfter, validUntil, limit, whitelist);
+        s.maxFeePerOp = maxFeePerOp;
+        emit SessionKeyRegistered(key, validAfter, validUntil, limit, whitelist, maxFeePerOp);
     }
 
     function revokeSessionKey(address key) external onlyAuthorized {
@@ -368,12 +399,13 @@ contract SmartAccount is
             uint48 limit,
             uint48 used,
             bool active,
-            address[] memory whitelist
+            address[] memory whitelist,
+            uint128 maxFeePerOp
         )
     {
         AccountStorage storage $ = _storage();
         SessionKey storage s = $.sessionKeys[key];
-        return (s.validAfter, s.validUntil, s.limit, s.used, _isActive($, s), s.whitelist);
+        return (s.validAfter, s.validUntil, s.limit, s.used, _isActive($, s), s.whitelist, s.maxFeePerOp);
     }
 
     function _isActive(AccountStorage storage $, SessionKey storage s) internal view returns (bool) {

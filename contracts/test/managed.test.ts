@@ -173,7 +173,7 @@ describe("managed account upgrades", () => {
     // A session key on the third, used once.
     const session = randomAccount();
     const time = await now(t);
-    await ownerOp(t, accounts[2]!, accountCall("registerSessionKey", [session.address, 0, time + 3600, 5, []]));
+    await ownerOp(t, accounts[2]!, accountCall("registerSessionKey", [session.address, 0, time + 3600, 5, [], parseEther("0.01")]));
     await runOp(t, await buildOp(t, { sender: accounts[2]!.address, callData: executeCall(randomAccount().address, 1n) }), session);
     const otherProject = await newManaged(projectKey());
     const plain = await newAccount(t);

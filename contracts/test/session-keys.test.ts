@@ -1,4 +1,4 @@
-import { zeroAddress, type Address, type PrivateKeyAccount } from "viem";
+import { parseEther, zeroAddress, type Address, type PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import {
@@ -36,12 +36,14 @@ interface KeyOptions {
   validUntil?: number;
   limit?: number;
   whitelist?: Address[];
+  maxFeePerOp?: bigint;
 }
 
 async function registerKey(account: TestAccount, key: PrivateKeyAccount, options: KeyOptions = {}) {
   const time = await now(t);
-  const { validAfter = 0, validUntil = time + 3600, limit = 5, whitelist = [] } = options;
-  await ownerOp(t, account, accountCall("registerSessionKey", [key.address, validAfter, validUntil, limit, whitelist]));
+  // These keys' ops pay their own gas (buildOp's: 650k gas at 5 gwei, 0.00325 ETH).
+  const { validAfter = 0, validUntil = time + 3600, limit = 5, whitelist = [], maxFeePerOp = parseEther("0.01") } = options;
+  await ownerOp(t, account, accountCall("registerSessionKey", [key.address, validAfter, validUntil, limit, whitelist, maxFeePerOp]));
 }
 
 const keyOp = async (account: TestAccount, key: PrivateKeyAccount, callData: `0x${string}`) =>
@@ -61,6 +63,7 @@ describe("session keys", () => {
       0,
       true,
       [allowed, alsoAllowed],
+      parseEther("0.01"),
     ]);
 
     await runOp(t, await buildOp(t, { sender: account.address, callData: executeCall(allowed, 10n) }), key);
@@ -108,7 +111,7 @@ describe("session keys", () => {
       [key, executeCall(outsider, 1n)],
       [key, executeBatchCall([{ target: allowed }, { target: outsider }])],
       [anyTarget, executeCall(account.address, 0n, accountCall("transferOwnership", [outsider]))],
-      [anyTarget, executeCall(account.address, 0n, accountCall("registerSessionKey", [outsider, 0, 2 ** 40, 100, []]))],
+      [anyTarget, executeCall(account.address, 0n, accountCall("registerSessionKey", [outsider, 0, 2 ** 40, 100, [], 0n]))],
       [anyTarget, executeBatchCall([{ target: outsider }, { target: account.address, data: accountCall("addGuardian", [outsider]) }])],
       [anyTarget, accountCall("transferOwnership", [outsider])],
       [anyTarget, accountCall("upgradeToAndCall", [outsider, "0x"])],
@@ -130,7 +133,7 @@ describe("session keys", () => {
     await fund(t, key.address);
     const asKey = walletFor(t, key);
     await expect(
-      send(t, asKey, { address: account.address, abi: smartAccountAbi, functionName: "registerSessionKey", args: [randomAccount().address, 0, 2 ** 40, 1, []] }),
+      send(t, asKey, { address: account.address, abi: smartAccountAbi, functionName: "registerSessionKey", args: [randomAccount().address, 0, 2 ** 40, 1, [], 0n] }),
     ).rejects.toThrow(/NotAuthorized/);
     await expect(
       send(t, asKey, { address: account.address, abi: smartAccountAbi, functionName: "revokeSessionKey", args: [key.address] }),
@@ -150,7 +153,7 @@ describe("session keys", () => {
     await fund(t, account.owner.address);
     const owner = walletFor(t, account.owner);
     const register = (key: Address, validAfter: number, validUntil: number, limit: number, whitelist: Address[]) =>
-      send(t, owner, { address: account.address, abi: smartAccountAbi, functionName: "registerSessionKey", args: [key, validAfter, validUntil, limit, whitelist] });
+      send(t, owner, { address: account.address, abi: smartAccountAbi, functionName: "registerSessionKey", args: [key, validAfter, validUntil, limit, whitelist, 0n] });
     const key = randomAccount().address;
     await expect(register(zeroAddress, 0, 100, 1, [])).rejects.toThrow(/InvalidSessionKey/);
     await expect(register(account.owner.address, 0, 100, 1, [])).rejects.toThrow(/InvalidSessionKey/);

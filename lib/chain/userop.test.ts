@@ -303,6 +303,7 @@ describe("building and relaying", () => {
         Number(timestamp) + 86_400,
         5,
         [...Array.from({ length: 8 }, () => privateKeyToAccount(generatePrivateKey()).address), d().accountFactory, recipient],
+        0n, // its ops are sponsored
       ],
     });
     expect((await enqueue(chain, await signedOp(chain, account, { callData: register, sponsored: true }))).receipt.success).toBe(true);

@@ -437,6 +437,8 @@ export const sessions = pgTable(
     limit: bigint({ mode: "number" }),
     /** Checksummed addresses the key may call; empty: any but the account itself. */
     whitelist: jsonb().$type<string[]>().notNull().default([]),
+    /** Wei, decimal: the most one op the key signs may make the account pay in fees without a paymaster; "0": paymaster-paid ops only. Null: registered before the cap existed. */
+    maxFeePerOp: text(),
     registrationIntentId: text(),
     revocationIntentId: text(),
     /** Set when the revocation landed, the registration was cancelled, or the chain no longer held the key at revoke time. */

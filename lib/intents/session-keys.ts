@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, isNull } from "drizzle-orm";
-import { decodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, size, type Address, type Hex } from "viem";
+import { decodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, size, slice, zeroAddress, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { chainNow, chainTime, readKey } from "@/lib/sessions/chain";
 import { onChain, publicClient } from "@/lib/chain/clients";
@@ -48,14 +48,30 @@ export interface SessionKeyCheck {
   chain: ChainConfig;
   account: { id: string; address: Address };
   key: Address;
-  op: { callData: Hex; initCode?: Hex };
+  op: Pick<UserOp, "callData" | "initCode" | "callGasLimit" | "verificationGasLimit" | "preVerificationGas" | "maxFeePerGas" | "paymasterAndData">;
+}
+
+/** As the v0.6 EntryPoint (and SmartAccount) read it: no paymasterAndData, or one naming the zero address, is no paymaster. */
+const paymasterPays = (paymasterAndData: Hex | undefined) =>
+  !!paymasterAndData && size(paymasterAndData) >= 20 && !isAddressEqual(slice(paymasterAndData, 0, 20), zeroAddress);
+
+/** Why the key's fee cap refuses the op (the account's own validation would: AA24), or null. */
+function feeRefusal(key: Address, cap: bigint, op: SessionKeyCheck["op"]): string | null {
+  if (paymasterPays(op.paymasterAndData)) return null;
+  // v0.6's prefund without a paymaster: the most the op can cost the account, tip included.
+  const cost = (op.callGasLimit + op.verificationGasLimit + op.preVerificationGas) * op.maxFeePerGas;
+  if (cost <= cap) return null;
+  if (cap === 0n) {
+    return `session key ${key} signs only operations a paymaster pays for (it was registered without maxFeePerOp), and this one would make the account pay up to ${cost} wei in fees: create the intent under a policy that sponsors it`;
+  }
+  return `this operation may make the account pay up to ${cost} wei in fees ((callGasLimit + verificationGasLimit + preVerificationGas) × maxFeePerGas), over session key ${key}'s cap of ${cap} wei per operation (maxFeePerOp): sponsor it under a policy, or register the key with a higher maxFeePerOp`;
 }
 
 /**
  * Why `key` may not sign `op` for the account now, as the contract and the EntryPoint would judge it, or null when
  * it may: registered and active, inside its window by the chain's clock (tests move it), a use left once the
  * key's in-flight intents are counted, only execute/executeBatch calls to whitelisted targets other than the
- * account, on a deployed account. Callers hold the key's lock (lockSessionKey) when they act on the answer.
+ * account, its fee within the key's maxFeePerOp unless a paymaster pays, on a deployed account. Callers hold the key's lock (lockSessionKey) when they act on the answer.
  */
 export async function sessionKeyRefusal(db: Queryable, check: SessionKeyCheck): Promise<{ why: string; unknownKey: boolean } | null> {
   const why = await refusal(db, check);
@@ -85,6 +101,8 @@ async function refusal(db: Queryable, { chain, account, key, op }: SessionKeyChe
       return `target ${getAddress(target)} is not in session key ${key}'s whitelist (${state.whitelist.join(", ")})`;
     }
   }
+  const fee = feeRefusal(key, state.maxFeePerOp, op);
+  if (fee) return fee;
   const inFlight = await inFlightUses(db, chain.chainId, account.id, key);
   if (state.used + inFlight >= state.limit) {
     return `session key ${key} has no uses left: ${state.used} of its ${state.limit} used on chain and ${inFlight} more signed and in flight`;

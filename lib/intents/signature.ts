@@ -45,7 +45,7 @@ export async function submitSignature(db: Queryable, ctx: ProjectContext, id: st
   if (!chain) throw badRequest(`Chain ${account.chainId} of account ${account.id} is not configured any more.`);
   return db.transaction(async (tx) => {
     await lockSessionKey(tx, account.id, signer);
-    const refused = await sessionKeyRefusal(tx, { chain, account: { id: account.id, address: account.address as Address }, key: signer, op: intent.userOperation as { callData: Hex; initCode: Hex } });
+    const refused = await sessionKeyRefusal(tx, { chain, account: { id: account.id, address: account.address as Address }, key: signer, op: deserializeUserOp(op) });
     if (refused?.unknownKey) throw notASigner(refused.why);
     if (refused) throw badRequest(`The session key's signature cannot be used: ${refused.why}.`, { signature: { value: signature, message: refused.why } });
     try {

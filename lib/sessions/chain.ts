@@ -13,6 +13,8 @@ export interface OnChainKey {
   used: number;
   active: boolean;
   whitelist: readonly Address[];
+  /** Wei one op may make the account pay without a paymaster; 0: paymaster-paid ops only. */
+  maxFeePerOp: bigint;
 }
 
 /** The chain's clock (its latest block), which is what the EntryPoint judges a key's window by; tests move it. */
@@ -23,10 +25,10 @@ export async function chainNow(chain: ChainConfig): Promise<number> {
 
 /** The key's state on a deployed account (an account without code holds no keys). */
 export async function readKey(chain: ChainConfig, account: Address, key: Address): Promise<OnChainKey> {
-  const [validAfter, validUntil, limit, used, active, whitelist] = await onChain(chain, () =>
+  const [validAfter, validUntil, limit, used, active, whitelist, maxFeePerOp] = await onChain(chain, () =>
     publicClient(chain).readContract({ address: account, abi: smartAccountAbi, functionName: "getSessionKey", args: [key] }),
   );
-  return { validAfter, validUntil, limit, used, active, whitelist };
+  return { validAfter, validUntil, limit, used, active, whitelist, maxFeePerOp };
 }
 
 /** A chain time (Unix seconds) as messages show it: ISO 8601 UTC without milliseconds. */

@@ -34,6 +34,7 @@ export async function presentSessions(db: Queryable, ctx: ProjectContext, rows: 
       whitelist: row.whitelist,
       // No limit registered (2^48-1 on chain): the field is left out.
       ...(row.limit !== null ? { limit: row.limit } : {}),
+      ...(row.maxFeePerOp !== null ? { maxFeePerOp: row.maxFeePerOp } : {}),
       player: { id: row.playerId },
       account: { id: row.accountId },
       ...(nextAction ? { nextAction } : {}),

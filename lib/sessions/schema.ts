@@ -9,6 +9,8 @@ import { intentResponse } from "@/lib/intents/schema";
 export const UINT48_MAX = 2 ** 48 - 1;
 /** SmartAccount.MAX_SESSION_KEY_TARGETS. */
 export const MAX_WHITELIST = 10;
+/** SmartAccount's SessionKey.maxFeePerOp is a uint128. */
+export const UINT128_MAX = 2n ** 128n - 1n;
 
 export const sessionExpandable = ["transactionIntents"] as const;
 const expand = expandField(sessionExpandable);
@@ -19,6 +21,17 @@ const policy = z.string().startsWith("pol_", "Expected a policy id (pol_...)").o
 const behalfOf = z.string().max(200).optional();
 /** Unix seconds, uint48 on chain. */
 const seconds = () => integerField({ min: 0, max: UINT48_MAX });
+
+/** Wei as a decimal string (or a safe integer), up to the uint128 the account stores. */
+const wei = z.preprocess(
+  (v) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? String(v) : v),
+  z
+    .string()
+    .regex(/^\d{1,39}$/, "Expected a non-negative amount in wei (decimal digits)")
+    // Zod runs this even after the regex failed: only digits reach BigInt.
+    .refine((v) => !/^\d+$/.test(v) || BigInt(v) <= UINT128_MAX, "Exceeds the largest uint128 (2^128 - 1)")
+    .transform((v) => BigInt(v)),
+);
 
 export const createSessionInput = z.strictObject({
   address: addressField(),
@@ -33,6 +46,13 @@ export const createSessionInput = z.strictObject({
   whitelist: listField(
     z.string().refine((v) => isAddress(v, { strict: false }) || /^con_[\w-]{1,100}$/.test(v), "Expected an address or a registered contract id (con_...)"),
   ).optional(),
+  /**
+   * The most one operation the key signs may make the account pay in fees, in wei ((callGasLimit +
+   * verificationGasLimit + preVerificationGas) × maxFeePerGas), enforced by the account's validation. Omitted or 0:
+   * the key signs only operations a paymaster pays for (intents under a sponsoring policy), so it never spends the
+   * account's own funds on gas.
+   */
+  maxFeePerOp: wei.optional(),
   policy,
   optimistic: booleanField().optional(),
   "X-Behalf-Of-Project": behalfOf,
@@ -77,6 +97,8 @@ export const sessionResponse = z.object({
   validUntil: z.string(),
   whitelist: z.array(z.string()),
   limit: z.number().int().optional(),
+  /** Wei per operation the key may make the account pay without a paymaster; "0": sponsored operations only. */
+  maxFeePerOp: z.string().optional(),
   player: idRef,
   account: idRef,
   nextAction: intentResponse.shape.nextAction,

@@ -125,10 +125,12 @@ export async function createSession(db: Queryable, ctx: ProjectContext, input: C
 
   const id = newId("session");
   const limit = input.limit ?? null;
-  const args = [key, input.validAfter, input.validUntil, limit ?? UINT48_MAX, whitelist] as const;
+  // Safe default: a key registered without a fee cap signs only sponsored operations (see createSessionInput).
+  const maxFeePerOp = input.maxFeePerOp ?? 0n;
+  const args = [key, input.validAfter, input.validUntil, limit ?? UINT48_MAX, whitelist, maxFeePerOp] as const;
   const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "registerSessionKey", args });
   const intent = await selfIntent(db, ctx, account, input.policy, "registerSessionKey", data, {
-    args: [key, String(input.validAfter), String(input.validUntil), String(limit ?? UINT48_MAX), whitelist],
+    args: [key, String(input.validAfter), String(input.validUntil), String(limit ?? UINT48_MAX), whitelist, String(maxFeePerOp)],
     sessionId: id,
     optimistic: input.optimistic ?? false,
     // In the transaction that records the intent: the session row goes with it, and a concurrent registration of the same key loses.
@@ -151,6 +153,7 @@ export async function createSession(db: Queryable, ctx: ProjectContext, input: C
         validUntil: input.validUntil,
         limit,
         whitelist,
+        maxFeePerOp: String(maxFeePerOp),
       });
     },
   });

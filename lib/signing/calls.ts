@@ -168,12 +168,13 @@ function accountWords(ctx: DecodeContext, fn: string, args: readonly unknown[], 
     case "acceptOwnership":
       return account("Makes your account accept the ownership it was offered");
     case "registerSessionKey": {
-      const [sessionKey, validAfter, validUntil, limit, whitelist] = args as [Address, number, number, number, readonly Address[]];
+      const [sessionKey, validAfter, validUntil, limit, whitelist, maxFeePerOp] = args as [Address, number, number, number, readonly Address[], bigint];
       const from = Number(validAfter) === 0 ? "now" : when(validAfter);
       const targets = whitelist.length ? `calling only ${whitelist.map((t) => who(ctx, t)).join(", ")}` : "calling any contract but your account itself";
       // 2^48-1, the largest uint48, is how the sessions API registers a key without a use limit.
       const uses = Number(limit) === 2 ** 48 - 1 ? "any number of operations" : `at most ${limit} operations`;
-      return account(`Lets the session key ${sessionKey} sign for your account from ${from} until ${when(validUntil)}, ${uses}, ${targets}`);
+      const fees = maxFeePerOp === 0n ? "only when a sponsor pays their fees" : `each making your account pay at most ${nativeAmount(ctx, maxFeePerOp)} in fees`;
+      return account(`Lets the session key ${sessionKey} sign for your account from ${from} until ${when(validUntil)}, ${uses}, ${targets}, ${fees}`);
     }
     case "revokeSessionKey":
       return account(`Revokes the session key ${a(0)}`, false);

@@ -1,0 +1,1 @@
+ALTER TABLE "sessions" ADD COLUMN "max_fee_per_op" text;
