@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { bearerToken } from "@/lib/http/auth";
-import { clientAddress } from "@/lib/http/client-address";
+import { clientIp } from "@/lib/http/client-address";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
 
@@ -20,7 +20,7 @@ export function metricsAccess(request: Request): Response | null {
   const presented = bearerToken(request);
   if (token && presented && matches(presented, token)) return null;
   // Loopback needs no credential; one sent, and wrong, is refused even there.
-  if (!request.headers.has("authorization") && LOOPBACK.has(clientAddress(request.headers))) return null;
+  if (!request.headers.has("authorization") && LOOPBACK.has(clientIp(request.headers))) return null;
   const message = token ? "Send the metrics token: Authorization: Bearer <METRICS_TOKEN>." : "Metrics are served to loopback only; set METRICS_TOKEN to scrape from elsewhere.";
   return Response.json({ error: { type: "authentication_error", message } }, { status: 401, headers: { "www-authenticate": 'Bearer realm="metrics"' } });
 }

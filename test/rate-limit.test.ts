@@ -10,6 +10,7 @@ import * as schema from "@/lib/db/schema";
 import { rateLimitCounters } from "@/lib/db/schema";
 import { clientAddress } from "@/lib/http/client-address";
 import { installRequestHooks } from "@/lib/http/node-server";
+import { requestOrigin } from "@/lib/http/origin";
 import { hit, takeToken } from "@/lib/http/rate-limit";
 import { createSecretKey } from "@/lib/projects/service";
 import { call, expectError, newProject } from "./api";
@@ -163,6 +164,112 @@ describe("unauthenticated routes, per client address", () => {
       server.close();
     }
     expect(seen).toEqual([undefined, "7.7.7.7"]);
+  });
+});
+
+describe("public credentials, a budget of their own", () => {
+  const wallet = "0x000000000000000000000000000000000000dEaD";
+  const siweInit = (key: string, from: string) => call("POST", "/iam/v1/siwe/init", { key, basic: true, json: { address: wallet }, headers: { "x-forwarded-for": from } });
+
+  it("a flood with the publishable key answers 429 to the public only: the secret key still gets 200s", async () => {
+    vi.stubEnv("RATE_LIMIT_PER_SECOND", "5");
+    vi.stubEnv("RATE_LIMIT_PUBLIC_API_PER_SECOND", "5");
+    const project = await newProject();
+    // From many addresses, as a botnet would: only the project's public budget stops it.
+    const flood = [];
+    for (let i = 0; i < 15; i++) flood.push(await siweInit(project.keys.test.publishable, `198.51.100.${i + 1}`));
+    const limited = flood.find((r) => r.status === 429);
+    expect(limited, "the flood was never limited").toBeDefined();
+    expect(expectError(limited!, 429, "rate_limit_error").message).toMatch(/public credentials/);
+    for (let i = 0; i < 3; i++) expect((await call("GET", "/v1/players", { key: project.keys.test.secret })).status).toBe(200);
+  });
+
+  it("gives each client address its own share of the project's public budget", async () => {
+    vi.stubEnv("RATE_LIMIT_PUBLIC_API_PER_ADDRESS_PER_MINUTE", "3");
+    const project = await newProject();
+    const pk = project.keys.test.publishable;
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await siweInit(pk, "2001:db8:aa:1::1")).status);
+    expect(statuses.slice(0, 3).every((s) => s !== 429)).toBe(true);
+    expect(statuses[3]).toBe(429);
+    expect(expectError(await siweInit(pk, "2001:db8:aa:1::2"), 429, "rate_limit_error").message).toMatch(/your address/); // same /64
+    expect((await siweInit(pk, "2001:db8:aa:2::1")).status).not.toBe(429);
+    expect((await siweInit(pk, "198.51.100.200")).status).not.toBe(429);
+    // The secret key is no client address's.
+    for (let i = 0; i < 4; i++) expect((await call("GET", "/v1/players", { key: project.keys.test.secret, headers: { "x-forwarded-for": "2001:db8:aa:1::1" } })).status).toBe(200);
+  });
+
+  it("counts identity routes that read a chain in a chain share of the public budget, not the secret key's", async () => {
+    vi.stubEnv("RATE_LIMIT_PUBLIC_API_EXPENSIVE_PER_SECOND", "1");
+    vi.stubEnv("RATE_LIMIT_EXPENSIVE_PER_SECOND", "1");
+    const db = await getDb();
+    const project = { projectId: `pro_${crypto.randomUUID()}`, livemode: false };
+    const now = 1_900_000_000_000;
+    const from = (i: number) => ({ budget: "public" as const, address: `198.51.100.${i}` });
+    // 1/s over a 10 s window: a burst of 10, then refused
+    for (let i = 0; i < 10; i++) await takeToken(db, project, i % 2 ? "authenticateSIWE" : "linkSIWE", now, from(i));
+    await expect(takeToken(db, project, "authenticateSIWE", now, from(20))).rejects.toMatchObject({ status: 429, type: "rate_limit_error" });
+    await expect(takeToken(db, project, "paymasterService", now, from(21))).rejects.toMatchObject({ status: 429 });
+    await takeToken(db, project, "initSIWE", now, from(22)); // no chain work: not in the share
+    // The secret key's chain share is its own.
+    for (let i = 0; i < 10; i++) await takeToken(db, project, "createTransactionIntent", now);
+  });
+});
+
+describe("client addresses", () => {
+  const key = (address: string) => clientAddress(new Headers({ "x-forwarded-for": address }));
+
+  it("groups IPv6 by /64 and reads IPv4-mapped IPv6 as its IPv4", () => {
+    expect(key("2001:db8:1:2::a")).toBe(key("2001:db8:1:2:ffff:ffff:ffff:ffff"));
+    expect(key("2001:DB8:1:2:0:0:0:A")).toBe(key("2001:db8:1:2::a"));
+    expect(key("2001:db8:1:2::a")).not.toBe(key("2001:db8:1:3::a"));
+    expect(key("::ffff:198.51.100.7")).toBe("198.51.100.7");
+    expect(key("198.51.100.7")).not.toBe(key("198.51.100.8"));
+  });
+
+  it("limits two addresses of one /64 as one", async () => {
+    vi.stubEnv("RATE_LIMIT_PUBLIC_PER_MINUTE", "3");
+    const { GET } = await import("@/app/sign/[id]/status/route");
+    const [a, b] = [crypto.randomInt(1, 0xffff).toString(16), crypto.randomInt(1, 0xfffe)];
+    const prefix = `2001:db8:${a}:${b.toString(16)}`;
+    const ask = (address: string) =>
+      GET(new Request(`http://127.0.0.1:3000/sign/tin_x/status?t=bad`, { headers: { "x-forwarded-for": address } }), { params: Promise.resolve({ id: "tin_x" }) });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await ask(`${prefix}::${i + 1}`)).status);
+    expect(statuses.slice(0, 3).every((s) => s !== 429)).toBe(true);
+    expect(statuses[3]).toBe(429);
+    expect((await ask(`2001:db8:${a}:${(b + 1).toString(16)}::1`)).status).not.toBe(429);
+  });
+
+  it("believes X-Forwarded-Host and -Proto only from a trusted proxy", () => {
+    const headers = new Headers({ host: "127.0.0.1:3000", "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" });
+    expect(requestOrigin(headers, "http://127.0.0.1:3000/v1/x")).toBe("http://127.0.0.1:3000");
+    expect(requestOrigin(new Headers({ "x-forwarded-host": "evil.example" }), "http://localhost:3000/v1/x")).toBe("http://localhost:3000");
+    vi.stubEnv("TRUST_PROXY", "1");
+    expect(requestOrigin(headers, "http://127.0.0.1:3000/v1/x")).toBe("https://evil.example");
+  });
+
+  it("drops a client's own X-Forwarded-Host and -Proto on arrival unless TRUST_PROXY is set", async () => {
+    installRequestHooks();
+    const seen: (string | undefined)[][] = [];
+    const server = http.createServer((req, res) => {
+      seen.push([req.headers["x-forwarded-host"] as string | undefined, req.headers["x-forwarded-proto"] as string | undefined]);
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const forged = { "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" };
+    try {
+      await fetch(url, { headers: forged });
+      vi.stubEnv("TRUST_PROXY", "1");
+      await fetch(url, { headers: forged });
+    } finally {
+      server.close();
+    }
+    expect(seen).toEqual([
+      [undefined, undefined],
+      ["evil.example", "https"],
+    ]);
   });
 });
 

@@ -89,10 +89,19 @@ describe("signing tokens", () => {
 });
 
 describe("signing links", () => {
-  it("point to the origin the request came to, or to PUBLIC_URL when set", async () => {
+  it("point to the origin the request came to, a trusted proxy's forwarded host, or PUBLIC_URL when set", async () => {
     const { intent } = await awaitingIntent();
-    const viaProxy = await call("GET", `/v1/transaction_intents/${intent.id}`, { key, headers: { "x-forwarded-host": "wallet.example.com", "x-forwarded-proto": "https" } });
-    expect(viaProxy.body.nextAction.payload.signingUrl).toMatch(new RegExp(`^https://wallet\\.example\\.com/sign/${intent.id}\\?t=`));
+    const forwarded = { "x-forwarded-host": "wallet.example.com", "x-forwarded-proto": "https" };
+    // Without TRUST_PROXY a forged X-Forwarded-Host cannot send the link (and its token) elsewhere.
+    const forged = await call("GET", `/v1/transaction_intents/${intent.id}`, { key, headers: forwarded });
+    expect(forged.body.nextAction.payload.signingUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:3000/sign/${intent.id}\\?t=`));
+    vi.stubEnv("TRUST_PROXY", "1");
+    try {
+      const viaProxy = await call("GET", `/v1/transaction_intents/${intent.id}`, { key, headers: forwarded });
+      expect(viaProxy.body.nextAction.payload.signingUrl).toMatch(new RegExp(`^https://wallet\\.example\\.com/sign/${intent.id}\\?t=`));
+    } finally {
+      vi.stubEnv("TRUST_PROXY", "");
+    }
     vi.stubEnv("PUBLIC_URL", "https://pay.example.org/");
     try {
       const listed = await call("GET", "/v1/transaction_intents", { key, query: { account: [intent.account.id] } });

@@ -8,10 +8,10 @@ import { ApiError } from "./errors";
 import { requestOrigin } from "./origin";
 import { withProjectShare } from "./concurrency";
 import { clientAddress } from "./client-address";
-import { EXPENSIVE_OPERATIONS, enforce, limits, projectScope, takeToken } from "./rate-limit";
+import { EXPENSIVE_OPERATIONS, enforce, laneOf, limits, takeToken, type Spender } from "./rate-limit";
 import { requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
-import { secretKey } from "./principals";
+import { budgetOf, secretKey } from "./principals";
 import { pathParams as readPathParams, readingRequest, readRequest, type RouteParams } from "./read";
 import { log } from "@/lib/log";
 import { observeRequest } from "@/lib/metrics";
@@ -78,7 +78,10 @@ export function handle(op: Operation) {
         throw err;
       });
       project = caller.project;
-      if (project && strategy.apiRequest) await takeToken(db, project, op.operationId);
+      // The secret key spends the project's budget, public credentials a budget of their own (per client address too).
+      const budget = budgetOf(strategy, caller);
+      const spender: Spender = budget === "public" ? { budget, address: clientAddress(request.headers) } : { budget: "secret" };
+      if (project && budget) await takeToken(db, project, op.operationId, undefined, spender);
       const params = await readingRequest(() => readPathParams(routeParams));
       const { raw, input } = await readRequest(op, request, url, caller.body);
       const activeDb = db;
@@ -96,7 +99,7 @@ export function handle(op: Operation) {
           clientAddress: clientAddress(request.headers),
         });
       const execute = async (runDb: Db = activeDb) => {
-        const body = project && EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(projectScope(project), () => run(runDb)) : await run(runDb);
+        const body = project && EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(laneOf(project, spender), () => run(runDb)) : await run(runDb);
         if (process.env.VITEST && !(body instanceof Response)) op.response.parse(body); // the documented shape is the real shape
         return { status: 200, body };
       };

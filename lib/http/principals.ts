@@ -13,10 +13,16 @@ import { notFound } from "./errors";
 export interface AuthStrategy<P = unknown, Project extends ProjectContext | null = ProjectContext> {
   /** How the OpenAPI document describes it (none: no credential, as for a JWKS). */
   security: Record<string, string[]>[];
-  /** Counted against the project's API rate limit and written to its request log. */
+  /** Written to the project's request log (and counted in one of its rate budgets, see `budget`). */
   apiRequest: boolean;
   /** Limited per client address before anything else (routes with no account behind them). */
   perAddress?: boolean;
+  /**
+   * The project's rate budget the request spends (lib/http/rate-limit.ts). Unset: the public one
+   * (per project and mode, and per client address) for API requests and per-address routes, since
+   * only a proven secret key may spend the backend's; none for the others (the dashboard's).
+   */
+  budget?: Budget;
   authenticate(db: Db, req: AuthRequest): Promise<Authenticated<P, Project>>;
 }
 
@@ -25,6 +31,15 @@ export interface Authenticated<P, Project extends ProjectContext | null = Projec
   project: Project;
   /** The body, when the strategy had to read it to find the credential (then within a small limit). */
   body?: Record<string, unknown>;
+  /** The budget this credential spends, when it depends on the credential (a secret key sent where a publishable one would do). */
+  budget?: Budget;
+}
+
+export type Budget = "secret" | "public";
+
+/** Which of the project's rate budgets an authenticated request spends, if any. */
+export function budgetOf(strategy: Pick<AuthStrategy, "apiRequest" | "perAddress" | "budget">, caller: { budget?: Budget }): Budget | undefined {
+  return caller.budget ?? strategy.budget ?? (strategy.apiRequest || strategy.perAddress ? "public" : undefined);
 }
 
 export interface AuthRequest {
@@ -41,7 +56,7 @@ const keyStrategy = (accepts: "secret" | "publishable", security: Record<string,
   apiRequest: true,
   async authenticate(db, { request }) {
     const key = await authenticate(db, request, accepts);
-    return { principal: { kind: "key", key }, project: { projectId: key.projectId, livemode: key.livemode } };
+    return { principal: { kind: "key", key }, project: { projectId: key.projectId, livemode: key.livemode }, budget: key.kind === "secret" ? "secret" : "public" };
   },
 });
 

@@ -26,6 +26,16 @@ export const limits = {
    * sustained rate stays bounded.
    */
   expensive: (): Limit => ({ max: envNumber("RATE_LIMIT_EXPENSIVE_PER_SECOND", 50) * 10, windowMs: 10_000 }),
+  /**
+   * Requests with a project's public credentials (publishable key, player tokens, signing links, the
+   * paymaster service URL), which a game ships to everyone: a budget per project and mode beside the
+   * secret key's, so a flood of them never answers 429 to the developer's backend.
+   */
+  publicApi: (): Limit => ({ max: envNumber("RATE_LIMIT_PUBLIC_API_PER_SECOND", 100), windowMs: 1000 }),
+  /** Each client address's share of a project's public budget (an IPv6 /64 is one address), so one cannot take it all. */
+  publicApiPerAddress: (): Limit => ({ max: envNumber("RATE_LIMIT_PUBLIC_API_PER_ADDRESS_PER_MINUTE", 600), windowMs: 60_000 }),
+  /** Chain work with public credentials per project and mode: the public budget's chain share, over 10 s windows as the secret key's. */
+  publicExpensive: (): Limit => ({ max: envNumber("RATE_LIMIT_PUBLIC_API_EXPENSIVE_PER_SECOND", 20) * 10, windowMs: 10_000 }),
   /** Sign-in and sign-up attempts per client address. */
   auth: (): Limit => ({ max: envNumber("RATE_LIMIT_AUTH_PER_MINUTE", 10), windowMs: 60_000 }),
   /** Other unauthenticated routes (the signing page's endpoints, claim and invite links) per client address. */
@@ -60,6 +70,12 @@ export const EXPENSIVE_OPERATIONS: ReadonlySet<string> = new Set([
   "getAccountNativeInventory",
   "getAccountCryptoCurrencyInventory",
   "getAccountNftInventory",
+  // With public credentials: SIWE checks a smart wallet's signature on chain (ERC-1271/6492), the ERC-7677
+  // service estimates and simulates, the signing page's signature relays the intent.
+  "authenticateSIWE",
+  "linkSIWE",
+  "paymasterService",
+  "signingLinkSignature",
 ]);
 
 const CLEANUP_EVERY_MS = 60_000;
@@ -115,19 +131,45 @@ export async function enforce(db: Queryable, bucket: string, limit: Limit, messa
 }
 
 /**
- * The API's limit, per project and mode rather than per key (more keys buy no more requests),
- * and the smaller share of chain work for the operations that do it.
+ * The API's limits, per project and mode rather than per key (more keys buy no more requests), and
+ * the smaller share of chain work for the operations that do it. The secret key has one budget, the
+ * public credentials another (counted per client address first), so neither spends the other's.
  */
 export const projectScope = (project: { projectId: string; livemode: boolean }) => `${project.projectId}:${project.livemode ? "live" : "test"}`;
 
-export async function takeToken(db: Queryable, project: { projectId: string; livemode: boolean }, operationId: string, now = Date.now()) {
+/** Whose budget a request spends: the secret key's, or the public credentials' from a client address (clientAddress). */
+export type Spender = { budget: "secret" } | { budget: "public"; address: string };
+const SECRET: Spender = { budget: "secret" };
+
+/** The concurrency lane (lib/http/concurrency.ts) of a request's chain work: public callers queue in a lane of their own too. */
+export const laneOf = (project: { projectId: string; livemode: boolean }, spender: Spender = SECRET) =>
+  spender.budget === "public" ? `${projectScope(project)}:public` : projectScope(project);
+
+type Bucket = { bucket: string; limit: Limit; message: string };
+
+export async function takeToken(db: Queryable, project: { projectId: string; livemode: boolean }, operationId: string, now = Date.now(), spender: Spender = SECRET) {
   const scope = projectScope(project);
-  const api = limits.api();
-  if (!(api.max > 0)) return; // RATE_LIMIT_PER_SECOND=0 turns the API's limits off, the chain share with them
-  const buckets = [{ bucket: `api:${scope}`, limit: api }];
-  if (EXPENSIVE_OPERATIONS.has(operationId)) buckets.push({ bucket: `chain:${scope}`, limit: limits.expensive() });
-  // One statement for both: the request's whole cost of limiting is a single round trip.
-  const [general, chain] = await hitAll(db, buckets, now);
-  if (!general!.allowed) throw tooMany("Too many requests for this project", general!.retryAfter);
-  if (chain && !chain.allowed) throw tooMany(`Too many ${operationId} requests for this project`, chain.retryAfter);
+  if (!(limits.api().max > 0)) return; // RATE_LIMIT_PER_SECOND=0 turns the API's limits off: the chain shares and the public budget with them
+  const chain = EXPENSIVE_OPERATIONS.has(operationId);
+  let buckets: Bucket[];
+  if (spender.budget === "public") {
+    // The address's share first, alone: a request it refuses must not spend the project's public budget,
+    // or one address over its share would still starve the project's other players.
+    const perAddress = { bucket: `public-api:${scope}@${spender.address}`, limit: limits.publicApiPerAddress(), message: "Too many requests with this project's public credentials from your address" };
+    await check(db, [perAddress], now);
+    buckets = [{ bucket: `public-api:${scope}`, limit: limits.publicApi(), message: "Too many requests with this project's public credentials" }];
+    if (chain) buckets.push({ bucket: `public-chain:${scope}`, limit: limits.publicExpensive(), message: `Too many ${operationId} requests with this project's public credentials` });
+  } else {
+    buckets = [{ bucket: `api:${scope}`, limit: limits.api(), message: "Too many requests for this project" }];
+    if (chain) buckets.push({ bucket: `chain:${scope}`, limit: limits.expensive(), message: `Too many ${operationId} requests for this project` });
+  }
+  // One statement for the project's buckets: the request's whole cost of limiting is a single round trip (two for public callers).
+  await check(db, buckets, now);
+}
+
+/** Counts a hit in each bucket; throws the first one's 429 that is over its limit. */
+async function check(db: Queryable, buckets: Bucket[], now: number) {
+  const outcomes = await hitAll(db, buckets, now);
+  const refused = outcomes.findIndex((o) => !o.allowed);
+  if (refused >= 0) throw tooMany(buckets[refused]!.message, outcomes[refused]!.retryAfter);
 }
