@@ -29,6 +29,8 @@ export const ID_PREFIXES = {
   oauthSignin: "osi",
   organization: "org",
   paymaster: "pay",
+  /** An operation our paymaster signed over ERC-7677 for a client that built it. */
+  sponsoredOperation: "spo",
   forwarderContract: "fwd",
 } as const;
 

@@ -233,26 +233,34 @@ describe("our ERC-7677 service (JSON-RPC)", () => {
     expect((await call("POST", `/v1/paymaster_service/${project.keys.test.publishable}`, { json: { id: 1, method: 3 } })).body.error).toMatchObject({ code: -32600 });
 
     const rules = await depositPolicy("rpc rules");
-    const account = (await json("/v1/accounts", { chainId: 31337 })).body as { address: Address };
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const account = (await json("/v1/accounts", { chainId: 31337, externalOwnerAddress: owner.address })).body as { address: Address; player: { id: string } };
+    const { accountFactoryCall, accountSalt } = await import("@/lib/chain/accounts");
+    const { initCode } = accountFactoryCall(owner.address, accountSalt(account.player.id));
     const { encodeFunctionData } = await import("viem");
     const { smartAccountAbi } = await import("@/contracts/artifacts");
     const callData = (to: Address, data: Hex) => encodeFunctionData({ abi: smartAccountAbi, functionName: "execute", args: [to, 0n, data] });
     const depositData = encodeFunctionData({ abi: entryPointAbi, functionName: "depositTo", args: [d().paymaster] });
+    // Gas as a client's bundler would estimate it (the service signs nothing over its own estimate's bounds).
+    const { estimateUserOperation } = await import("@/lib/chain/userop");
+    const { toHex } = await import("viem");
+    const { op: estimated } = await estimateUserOperation(chainOf(31337), { sender: account.address, initCode, callData: callData(d().entryPoint, depositData), sponsored: true });
     const op = (data: Hex) => ({
       sender: account.address,
       nonce: "0x0",
-      initCode: "0x",
+      initCode,
       callData: data,
-      callGasLimit: "0x30000",
-      verificationGasLimit: "0x60000",
-      preVerificationGas: "0xc350",
-      maxFeePerGas: "0x3b9aca00",
-      maxPriorityFeePerGas: "0xf4240",
+      callGasLimit: toHex(estimated.callGasLimit),
+      verificationGasLimit: toHex(estimated.verificationGasLimit),
+      preVerificationGas: toHex(estimated.preVerificationGas),
+      maxFeePerGas: toHex(estimated.maxFeePerGas),
+      maxPriorityFeePerGas: toHex(estimated.maxPriorityFeePerGas),
     });
     const allowed = op(callData(d().entryPoint, depositData));
     const stub = await rpc("pm_getPaymasterStubData", [allowed, d().entryPoint, "0x7a69", { policy: rules.id }]);
     expect(stub.body.result).toMatchObject({ paymasterAndData: expect.stringMatching(new RegExp(`^${d().paymaster.toLowerCase()}`, "i")), isFinal: false });
     const final = await rpc("pm_getPaymasterData", [allowed, d().entryPoint, "0x7a69", { policy: rules.id }]);
+    expect(final.body.error).toBeUndefined();
     expect(final.body.result.paymasterAndData).toHaveLength(stub.body.result.paymasterAndData.length);
 
     const other = op(callData(d().paymaster, "0x12345678"));
@@ -263,7 +271,10 @@ describe("our ERC-7677 service (JSON-RPC)", () => {
     expect((await rpc("pm_getPaymasterData", [{ ...allowed, nonce: "zz" }, d().entryPoint, "0x7a69", { policy: rules.id }])).body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/userOperation\.nonce/) });
     expect((await rpc("pm_getPaymasterData", [op("0xdeadbeef"), d().entryPoint, "0x7a69", { policy: rules.id }])).body.error.message).toMatch(/not an execute or executeBatch/);
 
+    // Interval limits count what the service signed over ERC-7677: the op signed above (the same nonce asked again is
+    // the same operation, not a second one), so another nonce is over a limit of one.
     await json("/v1/policy_rules", { policy: rules.id, type: "rate_limit", functionName: "count_per_interval", countLimit: 1, timeIntervalType: "minute", timeIntervalValue: 1 });
-    expect((await rpc("pm_getPaymasterData", [allowed, d().entryPoint, "0x7a69", { policy: rules.id }])).body.error.message).toMatch(/cannot be enforced here/);
+    expect((await rpc("pm_getPaymasterData", [allowed, d().entryPoint, "0x7a69", { policy: rules.id }])).body.result).toBeDefined();
+    expect((await rpc("pm_getPaymasterData", [{ ...allowed, nonce: "0x1" }, d().entryPoint, "0x7a69", { policy: rules.id }])).body.error).toMatchObject({ code: -32003, message: expect.stringMatching(/1 sponsored transaction/) });
   }, 60_000);
 });

@@ -1,25 +1,34 @@
-import { decodeFunctionData, getAddress, isAddressEqual, type Abi, type Address, type Hex } from "viem";
+import { sql } from "drizzle-orm";
+import { decodeFunctionData, getAddress, isAddressEqual, toHex, type Abi, type Address, type Hex } from "viem";
 import { z } from "zod";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { publicClient } from "@/lib/chain/clients";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
-import { requiredPrefund, signPaymasterAndData, sponsorshipWindow, stubPaymasterAndData, type UserOp } from "@/lib/chain/userop";
+import { requiredPrefund, signPaymasterAndData, sponsorshipWindow, stubPaymasterAndData, userOperationHash, type UserOp } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
+import { sponsoredOperations } from "@/lib/db/schema";
 import { registeredContractsAt } from "@/lib/contracts/service";
 import { ApiError } from "@/lib/http/errors";
-import { evaluateSponsorship, type RuledCall } from "@/lib/policies/evaluate";
+import { newId } from "@/lib/ids";
+import { checkPolicyAllows, evaluateSponsorship, type RuledCall, type SponsorshipRequest } from "@/lib/policies/evaluate";
 import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
 import { getPolicy, type PolicyRow } from "@/lib/policies/service";
 import type { ProjectContext } from "@/lib/projects/service";
+import { checkBounds, GasBoundError, operationBounds } from "./bounds";
+import { operationSender, UnknownSenderError, type OperationSender } from "./senders";
 import { SPONSORSHIP_SECONDS } from "./sponsor";
 
 /**
  * Our VerifyingPaymaster served over ERC-7677 (JSON-RPC 2.0): pm_getPaymasterStubData, pm_getPaymasterData and
  * pm_supportedEntryPoints, for EntryPoint v0.6. The context names the policy whose rules decide: `{"policy":"pol_…"}`.
- * Errors are JSON-RPC errors (HTTP 200), codes after EIP-1474: -32602 invalid params (bad op, entry point, chain,
- * policy), -32003 refused by the policy's rules, -32005 a limit reached, -32002 the chain did not answer,
- * -32601 unknown method, -32600 not a JSON-RPC request, -32603 anything else.
+ * Anyone holding the publishable key can ask, so what is signed is bounded here, not by the caller: the sender must
+ * be the project's account (lib/paymasters/senders.ts), every gas field within the service's own estimate and the
+ * chain's fees (lib/paymasters/bounds.ts), the op's most cost under the policy's cap (or the install's default), and
+ * each signed op is recorded so the policy's interval rules count it.
+ * Errors are JSON-RPC errors (HTTP 200), codes after EIP-1474: -32602 invalid params (bad op, a gas field over its
+ * bound, entry point, chain, policy), -32003 refused (the policy's rules, a sender not the project's), -32005 a limit
+ * reached, -32002 the chain did not answer, -32601 unknown method, -32600 not a JSON-RPC request, -32603 anything else.
  */
 
 export class RpcError extends Error {
@@ -108,7 +117,7 @@ export async function ruledCalls(db: Db, ctx: ProjectContext, chainId: number, o
   });
 }
 
-/** The policy's own checks for an op the client built: pay_for_user only, and no interval limits we could not count. */
+/** The policy's own checks for an op the client built: pay_for_user only (a token charge would be a call added to it). */
 async function policyFor(db: Db, ctx: ProjectContext, id: string): Promise<{ policy: PolicyRow; rules: PolicyRuleRow[] }> {
   const policy = await getPolicy(db, ctx, id).catch(() => {
     throw invalid(`No such policy: '${id}' (context.policy must name a policy of the project and mode of the key in the URL).`);
@@ -116,24 +125,24 @@ async function policyFor(db: Db, ctx: ProjectContext, id: string): Promise<{ pol
   if (policy.sponsorSchema !== "pay_for_user") {
     throw invalid(`Policy ${policy.id} uses ${policy.sponsorSchema}: its token charge is a call the service would have to add to the operation, which the client built. Name a pay_for_user policy.`);
   }
-  const rules = (await rulesOfPolicies(db, ctx, [policy.id])).get(policy.id) ?? [];
-  const interval = rules.find((r) => r.type === "rate_limit" && r.functionName !== "gas_per_transaction");
-  if (interval) {
-    throw invalid(
-      `Policy ${policy.id} has rate limit rule ${interval.id} (${interval.functionName}), which counts the policy's transaction intents: ` +
-        "operations sponsored over ERC-7677 are not intents, so it cannot be enforced here. Use a policy without interval limits (gas_per_transaction works).",
-    );
+  if (policy.paymasterId) {
+    throw invalid(`Policy ${policy.id} is sponsored by registered paymaster ${policy.paymasterId}, not by this service's paymaster: name a policy without a paymaster.`);
   }
+  const rules = (await rulesOfPolicies(db, ctx, [policy.id])).get(policy.id) ?? [];
   return { policy, rules };
 }
 
-interface Sponsorship {
+interface Request {
   chain: ChainConfig;
   op: UserOp;
+  policy: PolicyRow;
+  rules: PolicyRuleRow[];
+  sender: OperationSender;
+  calls: RuledCall[];
 }
 
-/** Reads [userOp, entryPoint, chainId, context] and checks the op against the named policy's rules. */
-async function sponsorable(db: Db, ctx: ProjectContext, params: unknown, stub: boolean): Promise<Sponsorship> {
+/** Reads [userOp, entryPoint, chainId, context]: the chain, the op, the named policy and the project's sender. */
+async function readRequest(db: Db, ctx: ProjectContext, params: unknown): Promise<Request> {
   if (!Array.isArray(params) || params.length < 3) throw invalid("params must be [userOperation, entryPoint, chainId, context].");
   const [rawOp, entryPoint, chainIdHex, context] = params as unknown[];
   if (typeof entryPoint !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(entryPoint) || !isAddressEqual(entryPoint as Address, serviceDeployment().entryPoint)) {
@@ -149,11 +158,65 @@ async function sponsorable(db: Db, ctx: ProjectContext, params: unknown, stub: b
   const op = userOpOf(parseParam(userOpParam, rawOp, "userOperation"));
   const { policy: policyId } = parseParam(contextParam, context, "context");
   const { policy, rules } = await policyFor(db, ctx, policyId);
+  let sender: OperationSender;
+  try {
+    sender = await operationSender(db, ctx, chainId, op, policy);
+  } catch (err) {
+    if (err instanceof UnknownSenderError) throw new RpcError(-32003, err.message, { policy: { value: policy.id, message: `sender ${err.sender} is not the project's` } });
+    throw err;
+  }
   const calls = await ruledCalls(db, ctx, chainId, op);
-  // The stub is asked before the op's gas is known: its cost is checked when the final data is asked.
-  const maxCost = stub ? 0n : requiredPrefund({ ...op, paymasterAndData: stubPaymasterAndData(0) });
-  await db.transaction((tx) => evaluateSponsorship(tx, policy, rules, { playerId: null, accountId: op.sender.toLowerCase(), chainId, calls, maxCost }));
-  return { chain, op };
+  return { chain, op, policy, rules, sender, calls };
+}
+
+const sponsorshipRequest = (req: Request, maxCost: bigint): SponsorshipRequest => ({
+  playerId: req.sender.playerId,
+  accountId: req.sender.accountId ?? req.sender.address.toLowerCase(),
+  chainId: req.chain.chainId,
+  calls: req.calls,
+  maxCost,
+  operation: { sender: req.op.sender, nonce: req.op.nonce },
+});
+
+/**
+ * pm_getPaymasterData: the op's gas fields bounded by the service's own estimate and the chain's fees (chain calls,
+ * before any transaction), then in one transaction the policy's rules (with this op's most cost) and its record, so
+ * the policy's interval rules count it; then our paymaster's signature.
+ */
+async function sponsorOperation(db: Db, ctx: ProjectContext, params: unknown): Promise<Hex> {
+  const req = await readRequest(db, ctx, params);
+  const { chain, op } = req;
+  checkPolicyAllows(req.policy, req.rules, sponsorshipRequest(req, 0n));
+  try {
+    checkBounds(op, await operationBounds(chain, op));
+  } catch (err) {
+    if (err instanceof GasBoundError) throw invalid(err.message, { field: err.field, value: toHex(err.value), bound: toHex(err.bound) });
+    throw err;
+  }
+  const window = await sponsorshipWindow(chain, SPONSORSHIP_SECONDS);
+  const paymasterAndData = await signPaymasterAndData(chain, op, window);
+  const signed = { ...op, paymasterAndData };
+  const maxCost = requiredPrefund(signed);
+  await db.transaction(async (tx) => {
+    await evaluateSponsorship(tx, req.policy, req.rules, sponsorshipRequest(req, maxCost));
+    const record = {
+      policyId: req.policy.id,
+      playerId: req.sender.playerId,
+      accountId: req.sender.accountId,
+      maxCost: maxCost.toString(),
+      userOperationHash: userOperationHash(chain, signed),
+      createdAt: sql`now()`,
+      updatedAt: sql`now()`,
+    };
+    await tx
+      .insert(sponsoredOperations)
+      .values({ id: newId("sponsoredOperation"), ...ctx, chainId: chain.chainId, sender: op.sender.toLowerCase(), nonce: op.nonce.toString(), ...record })
+      .onConflictDoUpdate({
+        target: [sponsoredOperations.projectId, sponsoredOperations.livemode, sponsoredOperations.chainId, sponsoredOperations.sender, sponsoredOperations.nonce],
+        set: record,
+      });
+  });
+  return paymasterAndData;
 }
 
 async function latestTimestamp(chain: ChainConfig) {
@@ -166,13 +229,13 @@ export async function paymasterRpc(db: Db, ctx: ProjectContext, method: string, 
     case "pm_supportedEntryPoints":
       return [serviceDeployment().entryPoint];
     case "pm_getPaymasterStubData": {
-      const { chain } = await sponsorable(db, ctx, params, true);
-      return { paymasterAndData: stubPaymasterAndData(await latestTimestamp(chain)), sponsor: { name: "Self-hosted paymaster" }, isFinal: false };
+      // The stub is asked before the op's gas is known: its bounds and cost are checked when the final data is asked.
+      const req = await readRequest(db, ctx, params);
+      await db.transaction((tx) => evaluateSponsorship(tx, req.policy, req.rules, sponsorshipRequest(req, 0n)));
+      return { paymasterAndData: stubPaymasterAndData(await latestTimestamp(req.chain)), sponsor: { name: "Self-hosted paymaster" }, isFinal: false };
     }
-    case "pm_getPaymasterData": {
-      const { chain, op } = await sponsorable(db, ctx, params, false);
-      return { paymasterAndData: await signPaymasterAndData(chain, op, await sponsorshipWindow(chain, SPONSORSHIP_SECONDS)) };
-    }
+    case "pm_getPaymasterData":
+      return { paymasterAndData: await sponsorOperation(db, ctx, params) };
     default:
       throw new RpcError(-32601, `Method not found: ${method}. This paymaster serves pm_getPaymasterStubData, pm_getPaymasterData and pm_supportedEntryPoints.`);
   }

@@ -35,6 +35,7 @@ export const createPolicyInput = z.strictObject({
   chainId: chainIdField(),
   strategy: strategyInput,
   paymaster: paymasterField(),
+  sponsorOutsideAccounts: booleanField().optional(),
   expand: policyExpand,
 });
 
@@ -43,6 +44,7 @@ export const updatePolicyInput = z.strictObject({
   chainId: chainIdField().optional(),
   strategy: strategyInput.optional(),
   paymaster: paymasterField(),
+  sponsorOutsideAccounts: booleanField().optional(),
   deleted: booleanField().optional(),
   expand: policyExpand,
 });
@@ -110,6 +112,11 @@ export const policyResponse = z.object({
   }),
   /** The registered paymaster sponsoring through its ERC-7677 service; absent when our own paymaster does. */
   paymaster: idRef.loose().optional(),
+  /**
+   * Our ERC-7677 service may sponsor senders the project does not know under this policy. False (the default): only
+   * the project's own accounts on the policy's chain (or a first operation deploying one of them).
+   */
+  sponsorOutsideAccounts: z.boolean(),
   deleted: z.boolean(),
   enabled: z.boolean(),
   transactionIntents: z.array(idRef.loose()),

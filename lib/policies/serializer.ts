@@ -42,6 +42,7 @@ export function serializePolicy(
       ...(row.tokenContractAmount && { tokenContractAmount: row.tokenContractAmount }),
     },
     ...(row.paymasterId && { paymaster: { id: row.paymasterId } }),
+    sponsorOutsideAccounts: row.sponsorOutsideAccounts,
     deleted: row.deleted,
     enabled: row.enabled,
     transactionIntents,

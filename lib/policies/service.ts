@@ -47,7 +47,15 @@ export async function createPolicy(db: Queryable, ctx: ProjectContext, input: Cr
   const paymaster = await paymasterColumn(db, ctx, input.chainId, input.paymaster);
   const [row] = await db
     .insert(policies)
-    .values({ id: newId("policy"), ...ctx, name: input.name, chainId: input.chainId, ...strategy, ...paymaster })
+    .values({
+      id: newId("policy"),
+      ...ctx,
+      name: input.name,
+      chainId: input.chainId,
+      ...strategy,
+      ...paymaster,
+      sponsorOutsideAccounts: input.sponsorOutsideAccounts ?? false,
+    })
     .returning();
   return row!;
 }
@@ -72,10 +80,18 @@ export async function listPolicies(db: Queryable, ctx: ProjectContext, input: Li
 }
 
 export async function updatePolicy(db: Queryable, ctx: ProjectContext, id: string, input: UpdatePolicyInput): Promise<PolicyRow> {
+  // The paymaster is checked against the chain (code at its address) before the transaction: no chain call holds one open.
+  const before = await getPolicy(db, ctx, id);
+  const targetChain = input.chainId ?? before.chainId;
+  const paymasterInput = input.paymaster ?? (input.chainId !== undefined ? (before.paymasterId ?? undefined) : undefined);
+  const paymaster = await paymasterColumn(db, ctx, targetChain, paymasterInput);
   return db.transaction(async (tx) => {
     const [current] = await tx.select().from(policies).where(inScope(policies, ctx, eq(policies.id, id))).for("update");
     if (!current) throw notFound("policy", id);
     const chainId = input.chainId ?? current.chainId;
+    if (chainId !== targetChain || (input.paymaster === undefined && input.chainId !== undefined && current.paymasterId !== before.paymasterId)) {
+      throw conflict(`Policy ${id} changed while it was being updated; send the update again.`);
+    }
     if (input.chainId !== undefined && input.chainId !== current.chainId) {
       chainFor(ctx, input.chainId);
       const [bound] = await tx
@@ -90,15 +106,15 @@ export async function updatePolicy(db: Queryable, ctx: ProjectContext, id: strin
       : input.chainId !== undefined && current.tokenContractId
         ? await strategyColumns(tx, ctx, chainId, { sponsorSchema: current.sponsorSchema, tokenContract: current.tokenContractId, tokenContractAmount: current.tokenContractAmount ?? undefined })
         : {};
-    // A policy moved to another chain keeps its paymaster only if that paymaster has code there too.
-    const paymaster = await paymasterColumn(tx, ctx, chainId, input.paymaster ?? (input.chainId !== undefined ? (current.paymasterId ?? undefined) : undefined));
     const [row] = await tx
       .update(policies)
       .set({
         ...(input.name !== undefined && { name: input.name }),
         chainId,
         ...strategy,
+        // A policy moved to another chain keeps its paymaster only if that paymaster has code there too (checked above).
         ...paymaster,
+        ...(input.sponsorOutsideAccounts !== undefined && { sponsorOutsideAccounts: input.sponsorOutsideAccounts }),
         ...(input.deleted !== undefined && { deleted: input.deleted }),
         updatedAt: sql`now()`,
       })
