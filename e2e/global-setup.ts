@@ -6,8 +6,9 @@ import { startServer } from "../test/server";
  */
 export default async function globalSetup() {
   // Every browser here comes from 127.0.0.1: per-address limits sized for the suite, not for one person.
+  // SIGNUP=open: the specs sign several developers up on /signup (closed by default, issue 29.14).
   // TRIGGER_DISABLE_AFTER: a trigger failing its first two scheduled attempts (5 s apart) is disabled, so the subscriptions spec sees one.
-  const env: Record<string, string> = { RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_AUTH_PER_MINUTE: "1000", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", TRIGGER_DISABLE_AFTER: "4s" };
+  const env: Record<string, string> = { RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_AUTH_PER_MINUTE: "1000", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", TRIGGER_DISABLE_AFTER: "4s", SIGNUP: "open" };
   // The e2e suite is about the embedded default: PGlite, whatever the vitest run used.
   delete process.env.DATABASE_URL;
   const server = await startServer(env);

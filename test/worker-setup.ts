@@ -4,3 +4,6 @@ process.env.RELAY_EXECUTOR_OFFSET ??= String(100 + Number(process.env.VITEST_POO
 
 // Every test process logs to a file of the run's (see test/global-setup.ts: grepped for secrets at the end).
 if (process.env.TEST_LOG_DIR) process.env.LOG_FILE ??= `${process.env.TEST_LOG_DIR}/worker-${process.pid}.log`;
+
+// Tests sign developers up freely; the closed default (issue 29.14) has its own tests, which unset this.
+process.env.SIGNUP ??= "open";

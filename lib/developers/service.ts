@@ -14,8 +14,12 @@ export type DeveloperRow = typeof developers.$inferSelect;
 // Serializes sign-ups, so two at once with one email get a clear 409 rather than a unique-index error.
 const SIGN_UP_LOCK = 7_253_101;
 
-/** `SIGNUP=closed`: only an invitation (or the claim link of the first start's project) lets someone sign up. */
-export const signUpClosed = () => process.env.SIGNUP?.trim().toLowerCase() === "closed";
+/**
+ * Sign-up is closed unless `SIGNUP=open` (issue 29.14: a shared install must not let anyone in by
+ * default): then only an invitation, or the claim link of the first start's project, signs someone
+ * up, so `npm start` and that link still make the first developer. Any other value keeps it closed.
+ */
+export const signUpClosed = () => process.env.SIGNUP?.trim().toLowerCase() !== "open";
 
 /** How a developer came to sign up: through an invitation into an organization, or a project's claim link. */
 export interface SignUpVia {

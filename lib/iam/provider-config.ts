@@ -222,6 +222,31 @@ function baseUrlOf(provider: ProviderName, f: Partial<Record<FieldName, string |
   return ["google", "oidc", "custom"].includes(provider) ? value : value.replace(/\/+$/, "");
 }
 
+/** Where a configuration sends requests (and with them its secrets): the base URL (`url` for supabase), the JWKS and authentication URLs. */
+function destinations(provider: ProviderName, baseUrl: string | null, f: Partial<Record<FieldName, string | number>>): Partial<Record<FieldName, string>> {
+  const out: Partial<Record<FieldName, string>> = {};
+  if (baseUrl !== null) out[provider === "supabase" ? "url" : "baseUrl"] = baseUrl;
+  for (const name of ["jwksUrl", "authenticationUrl"] as const) if (typeof f[name] === "string") out[name] = f[name] as string;
+  return out;
+}
+
+/**
+ * Pointing a configuration at a new address would send its stored secrets there (a client secret
+ * to a token endpoint, headers to an authentication URL): whoever changes a URL must send those
+ * secrets again with it, so a leaked API key alone cannot redirect them (issue 29.14).
+ */
+function requireSecretsForNewUrls(provider: ProviderName, current: Row, merged: Partial<Record<FieldName, string | number>>, given: Partial<Record<FieldName, string | number>>) {
+  const stored = secretsOf(current);
+  const before = destinations(provider, current.baseUrl, fieldsOf(current, stored));
+  const after = destinations(provider, baseUrlOf(provider, merged), merged);
+  const moved = (Object.keys(after) as FieldName[]).filter((name) => after[name] !== before[name]);
+  if (moved.length === 0) return;
+  const needed = SECRET_FIELDS.filter((name) => stored[name] !== undefined && given[name] === undefined); // "" clears it: nothing left to send
+  if (needed.length === 0) return;
+  const message = `Changing ${moved.join(", ")} would send the stored ${needed.join(", ")} to a new address: send ${needed.length > 1 ? "them" : "it"} again in the same request.`;
+  throw badRequest(message, Object.fromEntries(needed.map((name) => [name, { message: `Required when ${moved.join(", ")} changes.` }])));
+}
+
 /** Creates or updates the mode's configuration of `input.provider`. */
 export type ConfigResponse = ReturnType<typeof presentConfig>;
 
@@ -235,6 +260,7 @@ export async function upsertConfig(db: Queryable, ctx: ProjectContext, input: Co
       if (value === "") delete merged[name];
       else merged[name] = value;
     }
+    if (current) requireSecretsForNewUrls(provider, current, merged, given);
     const absent = missing(provider, merged);
     if (Object.keys(absent).length > 0) {
       throw badRequest(`Missing required parameter${Object.keys(absent).length > 1 ? "s" : ""} for ${provider}: ${Object.keys(absent).join(", ")}.`, absent);

@@ -10,7 +10,7 @@ export default function SignUpPage() {
     return (
       <>
         <h1 className="mb-1 text-xl font-semibold">Sign-up is by invitation</h1>
-        <p className="mb-6 text-sm text-slate-600">Ask an organization owner on this server for an invitation link, then open it to create your account.</p>
+        <p className="mb-6 text-sm text-slate-600">Ask an organization owner on this server for an invitation link, then open it to create your account. (Whoever runs the server opens sign-up to everyone with SIGNUP=open.)</p>
         <p className="text-center text-sm text-slate-600">
           Already have an account? <Link href="/login" className="font-medium text-indigo-700 hover:underline">Sign in</Link>
         </p>

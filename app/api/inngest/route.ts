@@ -14,8 +14,24 @@ const embedded = () =>
     newId("request"),
   );
 
+/**
+ * Without a signing key the SDK runs whatever it is sent (INNGEST_DEV skips the signature check):
+ * anyone could start relays and deliveries with events of their own. Fine against a local dev
+ * server; in production the route refuses instead (issue 29.14).
+ */
+const unsigned = () =>
+  process.env.NODE_ENV === "production" && !process.env.INNGEST_SIGNING_KEY?.trim()
+    ? errorResponse(
+        new ApiError(403, "permission_error", "Serving background functions without INNGEST_SIGNING_KEY is refused in production: their calls could not be authenticated. Set INNGEST_SIGNING_KEY, or unset the INNGEST_* settings to run them in-process."),
+        newId("request"),
+      )
+    : null;
+
 type Handler = (req: Request, ctx: unknown) => Promise<Response>;
-const when = (handler: Handler): Handler => (req, ctx) => (usesInngestServer() ? handler(req, ctx) : Promise.resolve(embedded()));
+const when =
+  (handler: Handler): Handler =>
+  (req, ctx) =>
+    usesInngestServer() ? Promise.resolve(unsigned() ?? handler(req, ctx)) : Promise.resolve(embedded());
 
 export const GET = when(served.GET as Handler);
 export const POST = when(served.POST as Handler);
