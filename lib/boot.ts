@@ -12,6 +12,7 @@ import { onShutdown } from "@/lib/shutdown";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
 import { createdProjectLines } from "@/lib/projects/banner";
 import { claimUrl } from "@/lib/projects/claims";
+import { resealLegacySecretKeys } from "@/lib/projects/sealed-keys";
 
 const state = globalThis as unknown as { __booted?: Promise<void> };
 
@@ -33,6 +34,10 @@ async function start() {
   // Events a killed predecessor published but never fanned out: at once, not at the minute sweep's 30 s bound
   // (fanning one out twice re-sends the same event ids, which the runner ignores).
   fanOutStragglers(db, 0).catch((err: unknown) => log.error({ err }, "fanning out unsent events at start failed"));
+  // Secret keys sealed before they were bound to their mode and key id (migration 0028): resealed bound once.
+  resealLegacySecretKeys(db)
+    .then((resealed) => resealed && log.info({ resealed }, "secret keys resealed bound to their mode and key id"))
+    .catch((err: unknown) => log.error({ err }, "resealing secret keys at start failed"));
   const shown = (file: string) => path.relative(process.cwd(), path.join(dataDir(), file)) || ".";
   const lines = [``, `  Smart-account wallet service — API at ${base}/v1 (OpenAPI: ${base}/v1/openapi.json)`];
   lines.push(`  Database: ${embedded ? `embedded PGlite in ${shown("pglite")}` : "PostgreSQL (DATABASE_URL)"}`);

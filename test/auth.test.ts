@@ -64,10 +64,10 @@ describe("authentication", () => {
     expect(dump).not.toContain(project.keys.test.secret);
     expect(dump).not.toContain(project.keys.live.secret);
     expect(dump).toContain(project.keys.test.publishable);
-    const { decrypt } = await import("@/lib/keys/encryption");
+    const { openSecretKey } = await import("@/lib/projects/sealed-keys");
     const secretRow = rows.find((r) => r.kind === "secret" && !r.livemode)!;
-    expect(decrypt(secretRow.encryptedSecret!, project.id)).toBe(project.keys.test.secret);
-    expect(() => decrypt(secretRow.encryptedSecret!, "another project")).toThrow();
+    expect(openSecretKey(secretRow.encryptedSecret!, secretRow)).toBe(project.keys.test.secret);
+    expect(() => openSecretKey(secretRow.encryptedSecret!, { ...secretRow, projectId: "another project" })).toThrow();
   });
 
   it("refuses plain HTTP in production when not bound to loopback", async () => {

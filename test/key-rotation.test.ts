@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { runIdempotent } from "@/lib/http/idempotency";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -29,6 +30,7 @@ import { ownerKeyAad, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import { decrypt, encrypt, MasterKeyError } from "@/lib/keys/encryption";
 import { keyring, loadKeyring, reloadKeyring } from "@/lib/keys/master";
 import { reencryptAll } from "@/lib/keys/rotation";
+import { openSecretKey } from "@/lib/projects/sealed-keys";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { openSigningSecret, webhookSecretOwner } from "@/lib/deliveries/signing";
 import { signinAad } from "@/lib/iam/google-signin";
@@ -142,6 +144,9 @@ describe("rotating the master key", () => {
       id: signinId, ...ctx, provider: "google", stateHash: crypto.randomUUID(), keyHash: crypto.randomUUID(), nonce: "n",
       encryptedVerifier: encrypt("verifier", signinAad(signinId)), encryptedResult: encrypt("{}", signinAad(signinId)), expiresAt: new Date(Date.now() + 60_000),
     });
+    // An idempotent request's stored answer (it may carry tokens).
+    const remembered = () => runIdempotent(db, { project: ctx, credential: "key:rotation" }, "k-rotation", "hash", async () => ({ status: 200, body: { token: "tok_rotation" } }));
+    expect((await remembered()).replayed).toBe(false);
     // A player whose key was sealed before keys had ids.
     const legacy = await createPlayer(db, ctx, {});
     const legacyKey = `0x${crypto.randomBytes(32).toString("hex")}` as Hex;
@@ -178,6 +183,7 @@ describe("rotating the master key", () => {
       "player_sessions.encrypted_secret": 1,
       "oauth_signins.encrypted_verifier": 1,
       "oauth_signins.encrypted_result": 1,
+      "idempotency_keys.sealed_response": 1,
     });
     const sealed = [
       ...(await db.select({ s: ownerKeys.encryptedPrivateKey }).from(ownerKeys)),
@@ -204,6 +210,7 @@ describe("rotating the master key", () => {
     expect((await refreshSession(db, ctx, session.refreshToken)).sessionId).toBe(session.sessionId);
     const [signinRow] = await db.select().from(schema.oauthSignins).where(eq(schema.oauthSignins.id, signinId));
     expect(decrypt(signinRow!.encryptedVerifier, signinAad(signinId))).toBe("verifier");
+    expect(await remembered()).toEqual({ status: 200, body: { token: "tok_rotation" }, replayed: true });
 
     const contract = await createContract(db, ctx, createContractInput.parse({ name: "EntryPoint", chainId: 31337, address: serviceDeployment().entryPoint, abi: [{ type: "function", name: "depositTo", stateMutability: "payable", inputs: [{ name: "account", type: "address" }], outputs: [] }] }));
     const policy = await createPolicy(db, ctx, createPolicyInput.parse({ name: "rotation", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } }));
@@ -256,7 +263,7 @@ describe("npm run cli -- keys rotate-master (embedded database)", () => {
       const { client, db } = await openEmbedded();
       try {
         const rows = await db.select().from(apiKeys).where(eq(apiKeys.projectId, project.id));
-        const secrets = rows.flatMap((r) => (r.encryptedSecret ? [decrypt(r.encryptedSecret, project.id, after)] : []));
+        const secrets = rows.flatMap((r) => (r.encryptedSecret ? [openSecretKey(r.encryptedSecret, r, after)] : []));
         expect(secrets.sort()).toEqual([project.keys.live.secret, project.keys.test.secret].sort());
       } finally {
         await client.close();

@@ -11,6 +11,9 @@ import { developerKeyAad } from "@/lib/developer-accounts/service";
 import { ownerKeyAad } from "./custodial";
 import { decrypt, encrypt } from "./encryption";
 import type { Keyring } from "./master";
+import { openSecretKey, secretKeyAad } from "@/lib/projects/sealed-keys";
+
+const secretKeyRow = (row: Record<string, string>) => ({ id: row.id!, projectId: row.projectId!, livemode: Boolean(row.livemode) });
 
 /** A column of secrets sealed with `encrypt`, and how each row's AAD is formed where it is sealed. */
 interface SealedColumn {
@@ -23,6 +26,8 @@ interface SealedColumn {
   key: string;
   fields: Record<string, AnyPgColumn>;
   aad: (row: Record<string, string>) => string;
+  /** How a stored value opens, where it is not always `decrypt` under `aad` (an older format still accepted). */
+  open?: (sealed: string, row: Record<string, string>, ring: Keyring) => string;
 }
 
 /** Every encrypted column: a new one must be listed here, or a rotation would leave it behind. */
@@ -51,8 +56,10 @@ export const sealedColumns: SealedColumn[] = [
     id: apiKeys.id,
     column: apiKeys.encryptedSecret,
     key: "encryptedSecret",
-    fields: { projectId: apiKeys.projectId },
-    aad: (row) => row.projectId!, // as lib/projects/service.ts seals secret keys
+    fields: { projectId: apiKeys.projectId, livemode: apiKeys.livemode },
+    // As lib/projects/sealed-keys.ts seals secret keys; those marked as sealed before the binding are resealed bound.
+    aad: (row) => secretKeyAad(secretKeyRow(row)),
+    open: (sealed, row, ring) => openSecretKey(sealed, secretKeyRow(row), ring),
   },
   {
     name: "webhook_settings.encrypted_secret",
@@ -149,7 +156,8 @@ export async function reencryptAll(db: Db, ring: Keyring, batchSize = 200): Prom
       if (rows.length === 0) break;
       const resealed = rows.map((row) => {
         try {
-          return { id: row.id!, from: row.sealed!, to: encrypt(decrypt(row.sealed!, spec.aad(row), ring), spec.aad(row), ring) };
+          const plain = spec.open ? spec.open(row.sealed!, row, ring) : decrypt(row.sealed!, spec.aad(row), ring);
+          return { id: row.id!, from: row.sealed!, to: encrypt(plain, spec.aad(row), ring) };
         } catch (err) {
           throw new Error(`${spec.name} of ${row.id}: ${(err as Error).message}`);
         }

@@ -6,7 +6,8 @@ import { apiKeys, projects } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { badRequest } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
-import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
+import { sha256 } from "@/lib/keys/encryption";
+import { openSecretKey, sealSecretKey } from "./sealed-keys";
 
 /** Every domain function takes this first, so no query can forget the tenant. */
 export interface ProjectContext {
@@ -46,14 +47,15 @@ export async function createSecretKey(db: Queryable, ctx: ProjectContext): Promi
       throw badRequest(`This mode already has ${MAX_SECRET_KEYS_PER_MODE} active secret keys, the most it may have: revoke one you no longer use first.`);
     }
     const secret = randomKey(`sk_${modeOf(ctx.livemode)}_`);
+    const id = newId("apiKey");
     await tx.insert(apiKeys).values({
-      id: newId("apiKey"),
+      id,
       projectId: ctx.projectId,
       livemode: ctx.livemode,
       kind: "secret",
       hash: sha256(secret),
       hint: hintOf(secret),
-      encryptedSecret: encrypt(secret, ctx.projectId),
+      encryptedSecret: sealSecretKey(secret, { id, ...ctx }),
     });
     return secret;
   });
@@ -75,6 +77,7 @@ async function issueKeys(db: Queryable, projectId: string, mode: Mode): Promise<
   const livemode = mode === "live";
   const publishable = randomKey(`pk_${mode}_`);
   const secret = randomKey(`sk_${mode}_`);
+  const secretId = newId("apiKey");
   await db.insert(apiKeys).values([
     {
       id: newId("apiKey"),
@@ -86,13 +89,13 @@ async function issueKeys(db: Queryable, projectId: string, mode: Mode): Promise<
       publishableKey: publishable,
     },
     {
-      id: newId("apiKey"),
+      id: secretId,
       projectId,
       livemode,
       kind: "secret",
       hash: sha256(secret),
       hint: hintOf(secret),
-      encryptedSecret: encrypt(secret, projectId),
+      encryptedSecret: sealSecretKey(secret, { id: secretId, projectId, livemode }),
     },
   ]);
   return { publishable, secret };
@@ -172,12 +175,12 @@ export async function findPublishableKey(db: Queryable, publishableKey: string):
 /** The mode's current secret key in clear, for signing webhooks with it (never returned by the API). */
 export async function currentSecretKey(db: Queryable, ctx: { projectId: string; livemode: boolean }): Promise<string | null> {
   const [row] = await db
-    .select({ encryptedSecret: apiKeys.encryptedSecret })
+    .select({ id: apiKeys.id, encryptedSecret: apiKeys.encryptedSecret })
     .from(apiKeys)
     .where(inScope(apiKeys, ctx, eq(apiKeys.kind, "secret"), isNull(apiKeys.revokedAt)))
     .orderBy(desc(apiKeys.createdAt))
     .limit(1);
-  return row?.encryptedSecret ? decrypt(row.encryptedSecret, ctx.projectId) : null;
+  return row?.encryptedSecret ? openSecretKey(row.encryptedSecret, { id: row.id, projectId: ctx.projectId, livemode: ctx.livemode }) : null;
 }
 
 /** The mode's active keys as the dashboard shows them: publishable in full, secret only by its hint. */
