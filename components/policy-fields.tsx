@@ -68,3 +68,19 @@ export function PaymasterSelect({ paymasters, defaultValue }: { paymasters: { id
     </>
   );
 }
+
+/** Whether our ERC-7677 service may sponsor senders the project does not know under the policy. */
+export function OutsideAccountsSelect({ defaultValue = false }: { defaultValue?: boolean }) {
+  return (
+    <Select
+      label="ERC-7677 senders"
+      name="sponsorOutsideAccounts"
+      defaultValue={String(defaultValue)}
+      hint="Who this service's ERC-7677 endpoint sponsors under this policy. Outside accounts are any sender holding your publishable key can name."
+      options={[
+        ["false", "Only this project's accounts"],
+        ["true", "Also outside accounts"],
+      ]}
+    />
+  );
+}

@@ -2,7 +2,7 @@ import { PolicyState } from "@/components/badge";
 import { ActionForm, SubmitButton, TextInput } from "@/components/form";
 import { RecentIntents } from "@/components/intent-list";
 import { ButtonLink, Card, Definitions, PageHeader } from "@/components/page";
-import { PaymasterSelect, StrategyFields } from "@/components/policy-fields";
+import { OutsideAccountsSelect, PaymasterSelect, StrategyFields } from "@/components/policy-fields";
 import { RuleEditor } from "@/components/rule-editor";
 import { Time } from "@/components/time";
 import { findChain } from "@/lib/chain/registry";
@@ -78,6 +78,7 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
                 "This service's paymaster"
               ),
             ],
+            ["ERC-7677 senders", policy.sponsorOutsideAccounts ? "Also outside accounts" : "Only this project's accounts"],
             ["Created", <Time key="c" seconds={policy.createdAt} />],
           ]}
         />
@@ -129,6 +130,7 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
               <TextInput label="Name" name="name" required defaultValue={policy.name} />
               <StrategyFields tokens={contracts.filter(isToken)} defaults={policy.strategy} />
               <PaymasterSelect paymasters={paymasters} defaultValue={policy.paymaster?.id} />
+              <OutsideAccountsSelect defaultValue={policy.sponsorOutsideAccounts} />
               <SubmitButton>Save policy</SubmitButton>
             </ActionForm>
           </Card>

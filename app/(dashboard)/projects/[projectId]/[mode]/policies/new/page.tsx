@@ -1,6 +1,6 @@
 import { ChainSelect } from "@/components/chain-select";
 import { ActionForm, SubmitButton, TextInput } from "@/components/form";
-import { PaymasterSelect, StrategyFields } from "@/components/policy-fields";
+import { OutsideAccountsSelect, PaymasterSelect, StrategyFields } from "@/components/policy-fields";
 import { Card, PageHeader } from "@/components/page";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
@@ -23,6 +23,7 @@ export default async function NewPolicyPage({ params }: { params: ScopeParams })
           </div>
           <StrategyFields tokens={await tokenContracts(scope.ctx)} />
           <PaymasterSelect paymasters={await usablePaymasters(scope.ctx)} />
+          <OutsideAccountsSelect />
           <SubmitButton>Create policy</SubmitButton>
         </ActionForm>
       </Card>
