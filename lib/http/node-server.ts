@@ -8,7 +8,7 @@ const installed = Symbol.for("smart-wallet-service.request-hooks");
 /**
  * What happens to every request before Next.js sees it, in one wrap of node's HTTP server `emit`
  * (`next start` offers no other hook; no route handler or proxy can, as Next.js fails while
- * building their Request): a client's own X-Forwarded-For is dropped (see client-address.ts), a
+ * building their Request): a client's own X-Forwarded-* headers are dropped (see client-address.ts), a
  * request Next.js cannot route gets the API's JSON error (see unroutable.ts), and requests are
  * counted for a clean shutdown (see lib/shutdown.ts).
  */
