@@ -2,9 +2,10 @@ import { and, eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { idempotencyKeys } from "@/lib/db/schema";
-import { requestHash } from "@/lib/http/idempotency";
-import type { ProjectWithKeys } from "@/lib/projects/service";
+import { credentialOf, requestHash } from "@/lib/http/idempotency";
+import { findKey, type ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject } from "./api";
+import { from, newEmail, PASSWORD, signedUp } from "./credentials-fixtures";
 
 let project: ProjectWithKeys;
 let key: string;
@@ -100,12 +101,71 @@ describe("Idempotency-Key after a crash", () => {
     const project = await newProject();
     const key = project.keys.test.secret;
     const db = await getDb();
+    const credential = credentialOf({ kind: "key", key: await findKey(db, key) });
     const claim = (age: string, k: string) =>
-      db.insert(idempotencyKeys).values({ projectId: project.id, livemode: false, key: k, requestHash: requestHash("POST", "/v1/players", { name: "retried" }), createdAt: sql`now() - ${sql.raw(`interval '${age}'`)}` });
+      db.insert(idempotencyKeys).values({ projectId: project.id, livemode: false, credential, key: k, requestHash: requestHash("POST", "/v1/players", { name: "retried" }), createdAt: sql`now() - ${sql.raw(`interval '${age}'`)}` });
     await claim("6 minutes", "k-abandoned");
     await claim("1 minute", "k-running");
     expect((await call("POST", "/v1/players", { key, form: { name: "retried" }, headers: { "idempotency-key": "k-abandoned" } })).status).toBe(200);
     const running = await call("POST", "/v1/players", { key, form: { name: "retried" }, headers: { "idempotency-key": "k-running" } });
     expect(expectError(running, 409, "idempotency_error").message).toMatch(/still being processed/);
+  });
+});
+
+describe("Idempotency-Key scoped by credential, answers sealed", () => {
+  it("a publishable-key caller cannot squat the backend's key: the same key with the secret key is another request", async () => {
+    const p = await newProject();
+    const headers = { "idempotency-key": "k-squatted", ...from() };
+    const squat = await call("POST", "/iam/v1/auth/signup", { key: p.keys.test.publishable, basic: true, headers, json: { email: newEmail(), password: PASSWORD, name: "Squatter" } });
+    expect(squat.status, JSON.stringify(squat.body)).toBe(200);
+    const backend = await call("POST", "/v1/players", { key: p.keys.test.secret, json: { name: "backend's" }, headers });
+    expect(backend.status, JSON.stringify(backend.body)).toBe(200);
+    expect(backend.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  it("the same key and body with the publishable key and with the secret key give independent answers", async () => {
+    const p = await newProject();
+    const { email } = await signedUp(p.keys.test.publishable);
+    const headers = { "idempotency-key": "k-two-callers", ...from() };
+    const login = (k: string) => call("POST", "/iam/v1/auth/login", { key: k, basic: true, headers, json: { email, password: PASSWORD } });
+    const publicly = await login(p.keys.test.publishable);
+    const backend = await login(p.keys.test.secret);
+    expect(publicly.status, JSON.stringify(publicly.body)).toBe(200);
+    expect(backend.status, JSON.stringify(backend.body)).toBe(200);
+    expect(backend.headers.get("idempotent-replayed")).toBeNull();
+    expect(backend.body.token).not.toBe(publicly.body.token);
+    // Each caller still replays its own.
+    const again = await login(p.keys.test.publishable);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.token).toBe(publicly.body.token);
+  });
+
+  it("player B cannot replay player A's answer: B's request runs", async () => {
+    const p = await newProject();
+    const a = await signedUp(p.keys.test.publishable);
+    const b = await signedUp(p.keys.test.publishable);
+    const headers = { "idempotency-key": "k-logout" };
+    const logout = (token: string) => call("POST", "/iam/v1/sessions/logout", { key: token, headers, json: {} });
+    expect((await logout(a.token)).status).toBe(200);
+    const mine = await logout(b.token);
+    expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+    expect(mine.headers.get("idempotent-replayed")).toBeNull();
+    expectError(await call("GET", "/iam/v1/me", { key: b.token }), 401); // B's own session ended
+  });
+
+  it("keeps an answer that carries a token sealed in the database, and replays it", async () => {
+    const p = await newProject();
+    const { email } = await signedUp(p.keys.test.publishable);
+    const headers = { "idempotency-key": "k-reset-token" };
+    const first = await call("POST", "/iam/v1/password/reset/request", { key: p.keys.test.secret, form: { email }, headers });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.token).toMatch(/^pwr_/);
+    const rows = await (await getDb()).select().from(idempotencyKeys).where(eq(idempotencyKeys.projectId, p.id));
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(first.body.token);
+    expect(JSON.stringify(rows)).not.toContain(email.toLowerCase());
+    const again = await call("POST", "/iam/v1/password/reset/request", { key: p.keys.test.secret, form: { email }, headers });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
   });
 });

@@ -141,13 +141,16 @@ export const idempotencyKeys = pgTable(
   "idempotency_keys",
   {
     ...tenant(),
+    /** Who sent it (an API key's id, a player, ...): one caller cannot claim or replay another's key. */
+    credential: text().notNull(),
     key: text().notNull(),
     requestHash: text().notNull(),
     responseStatus: integer(),
-    responseBody: jsonb(),
+    /** The answer as JSON, sealed (it may carry tokens): lib/http/idempotency.ts. */
+    sealedResponse: text(),
     createdAt: createdAt(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.livemode, t.key] }), index().on(t.createdAt)],
+  (t) => [primaryKey({ columns: [t.projectId, t.livemode, t.credential, t.key] }), index().on(t.createdAt)],
 );
 
 export const requestLogs = pgTable(

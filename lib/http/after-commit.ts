@@ -12,9 +12,9 @@ export interface Deferred {
 const pending = new AsyncLocalStorage<Deferred>();
 
 /**
- * Runs `fn` now, or, inside a transaction begun by `deferringSideEffects`, once that transaction
- * has committed: an event about a row must not go out before the row exists (nor for a row
- * rolled back), and a failed send must not undo a commit. Returns whether it was deferred.
+ * Runs `fn` now, or, inside `deferringSideEffects` (an idempotent request), once the request's
+ * answer is stored under its key: an event about a row must not go out before the key would
+ * replay that row, and a failed send must not change the answer. Returns whether it was deferred.
  */
 export async function afterCommit(fn: Hook): Promise<boolean> {
   const deferred = pending.getStore();
@@ -27,16 +27,16 @@ export async function afterCommit(fn: Hook): Promise<boolean> {
 }
 
 /**
- * Inside a deferring transaction only: after the commit and its side effects, answer with what
- * `fn` gives instead of the body computed in the transaction (which stays the key's answer
- * should `fn` fail). Outside one the operation answers as it goes, so this does nothing.
+ * Inside `deferringSideEffects` only: once the answer is stored and the side effects ran, answer
+ * with what `fn` gives instead (the stored body stays the key's answer should `fn` fail).
+ * Outside it the operation answers as it goes, so this does nothing.
  */
 export function refreshAfterCommit(fn: () => Promise<unknown>) {
   const deferred = pending.getStore();
   if (deferred) deferred.refresh = fn;
 }
 
-/** Runs `body` collecting its `afterCommit` side effects instead of running them; the caller runs them after its commit. */
+/** Runs `body` collecting its `afterCommit` side effects instead of running them; the caller runs them once its answer is stored. */
 export async function deferringSideEffects<T>(body: () => Promise<T>): Promise<{ result: T; deferred: Deferred }> {
   const deferred: Deferred = { hooks: [] };
   const result = await pending.run(deferred, body);
@@ -44,7 +44,7 @@ export async function deferringSideEffects<T>(body: () => Promise<T>): Promise<{
 }
 
 /**
- * Runs deferred side effects once their transaction committed, then the refreshed answer if any
+ * Runs deferred side effects once the answer is stored, then the refreshed answer if any
  * (undefined otherwise). A failure is logged, not thrown: the committed work stands and its own
  * recovery (e.g. the minute sweep of unsettled intents) redoes the effect.
  */

@@ -9,7 +9,7 @@ import { requestOrigin } from "./origin";
 import { withProjectShare } from "./concurrency";
 import { clientAddress } from "./client-address";
 import { EXPENSIVE_OPERATIONS, enforce, laneOf, limits, takeToken, type Spender } from "./rate-limit";
-import { requestHash, runIdempotent } from "./idempotency";
+import { credentialOf, requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
 import { budgetOf, secretKey } from "./principals";
 import { pathParams as readPathParams, readingRequest, readRequest, type RouteParams } from "./read";
@@ -85,10 +85,10 @@ export function handle(op: Operation) {
       const params = await readingRequest(() => readPathParams(routeParams));
       const { raw, input } = await readRequest(op, request, url, caller.body);
       const activeDb = db;
-      // With an Idempotency-Key, `runDb` is the transaction that also stores the key's response.
-      const run = (runDb: Db) =>
+      // No transaction wraps the operation, with an Idempotency-Key or not: its remote calls hold none open.
+      const run = () =>
         op.run({
-          db: runDb,
+          db: activeDb,
           project: caller.project,
           principal: caller.principal,
           input,
@@ -98,15 +98,15 @@ export function handle(op: Operation) {
           headers: request.headers,
           clientAddress: clientAddress(request.headers),
         });
-      const execute = async (runDb: Db = activeDb) => {
-        const body = project && EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(laneOf(project, spender), () => run(runDb)) : await run(runDb);
+      const execute = async () => {
+        const body = project && EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(laneOf(project, spender), run) : await run();
         if (process.env.VITEST && !(body instanceof Response)) op.response.parse(body); // the documented shape is the real shape
         return { status: 200, body };
       };
       const idempotencyKey = request.headers.get("idempotency-key");
       if (op.method === "POST" && idempotencyKey && project) {
         const hash = requestHash(op.method, url.pathname, raw);
-        const outcome = await runIdempotent(db, project, idempotencyKey, hash, execute);
+        const outcome = await runIdempotent(db, { project, credential: credentialOf(caller.principal) }, idempotencyKey, hash, execute);
         response = jsonResponse(outcome.body, outcome.status, outcome.replayed ? { "idempotent-replayed": "true" } : {});
       } else {
         const outcome = await execute();

@@ -3,8 +3,9 @@ import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "@/lib/db/client";
 import { idempotencyKeys } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
+import { decrypt, encrypt } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
-import { deferringSideEffects, runDeferred, type Deferred } from "./after-commit";
+import { deferringSideEffects, runDeferred } from "./after-commit";
 import { ApiError } from "./errors";
 
 export interface StoredResponse {
@@ -29,41 +30,79 @@ export function requestHash(method: string, path: string, input: unknown): strin
   return crypto.createHash("sha256").update(JSON.stringify([method, path, canonical(input)])).digest("hex");
 }
 
-// Past 24 hours a key is forgotten; an unfinished claim past 5 minutes was abandoned by a
-// process that died. The database clock decides, so every instance agrees.
+/**
+ * Whose key it is: an API key (by id), a player, a signing link, a developer, or the public
+ * caller of a path-keyed route. Keys are scoped by it as well as by project and mode, so a
+ * publishable-key caller cannot claim the backend's keys, nor player B replay player A's answer.
+ * (A rolled secret key is a new credential: retries with it run as new requests.)
+ */
+export function credentialOf(principal: unknown): string {
+  const p = (principal ?? {}) as {
+    kind?: string;
+    key?: { keyId: string };
+    claims?: { playerId: string };
+    intentId?: string;
+    developerId?: string;
+    publishableKey?: string;
+  };
+  switch (p.kind) {
+    case "key":
+      return `key:${p.key!.keyId}`;
+    case "player":
+      return `player:${p.claims!.playerId}`;
+    case "signingLink":
+      return `signing:${p.intentId}`;
+    case "developer":
+      return `developer:${p.developerId}`;
+    default:
+      return p.publishableKey ? `${p.kind}:${p.publishableKey}` : (p.kind ?? "anonymous");
+  }
+}
+
+/** The project and mode a key is kept in, and who sent it. */
+export interface IdempotencyScope {
+  project: ProjectContext;
+  credential: string;
+}
+
+// Past 24 hours a key is forgotten; an unfinished claim past its lease (5 minutes) was abandoned
+// by a process that died mid-way. The database clock decides, so every instance agrees.
 const expired = lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`);
 const stale = or(expired, and(isNull(idempotencyKeys.responseStatus), lt(idempotencyKeys.createdAt, sql`now() - interval '5 minutes'`)))!;
 
-const idempotencyError = (message: string) => new ApiError(409, "idempotency_error", message);
+const idempotencyError = (message: string, headers?: Record<string, string>) => new ApiError(409, "idempotency_error", message, undefined, headers);
+
+// Answers may carry tokens (sign-in, password-reset tokens): sealed like other secrets, bound to their row.
+export const idempotencyAad = (row: { projectId: string; livemode: boolean | string; credential: string; key: string }) =>
+  `idempotency:${row.projectId}:${String(row.livemode)}:${row.credential}:${row.key}`;
 
 /**
- * Runs `execute` at most once per key. The claim is inserted in the transaction that runs the
- * operation and takes its response, so the operation's writes and the key's stored response
- * commit together: once a resource exists the key replays it, and an operation that failed
- * (rolled back) leaves no claim, so a retry runs it again. A concurrent duplicate waits on the
- * uncommitted claim, then replays it. Side effects deferred with `afterCommit` (event sends) run
- * after the commit; their failure no longer changes the answer, their recovery redoes them.
- * Client errors are kept like successes (their partial writes rolled back).
+ * Runs `execute` at most once per key and credential, with no transaction open while it runs
+ * (its chain, paymaster and webhook calls would hold one, and on PGlite every other query with
+ * it). Three short steps: a claim row is inserted (a concurrent duplicate finds it and gets a
+ * 409 "in progress"); the operation runs, its writes committing in their own short transactions
+ * as without a key; its answer is stored, sealed, and replayed for 24 hours. A client error is
+ * kept like a success; a server error releases the claim so a retry runs. A process that dies
+ * mid-way leaves a claim that lapses after 5 minutes. Side effects deferred with `afterCommit`
+ * (event sends) run once the answer is stored; their failure does not change it, their
+ * recovery (the minute sweep of unsettled intents) redoes them.
  */
 export async function runIdempotent(
   db: Db,
-  project: ProjectContext,
+  { project, credential }: IdempotencyScope,
   key: string,
   hash: string,
-  execute: (db: Db) => Promise<{ status: number; body: unknown }>,
+  execute: () => Promise<{ status: number; body: unknown }>,
 ): Promise<StoredResponse> {
   if (key.length > 255) throw new ApiError(400, "invalid_request_error", "Idempotency-Key must be at most 255 characters.");
-  const scope = inScope(
-    idempotencyKeys,
-    project,
-    eq(idempotencyKeys.key, key),
-  );
+  const scope = inScope(idempotencyKeys, project, eq(idempotencyKeys.credential, credential), eq(idempotencyKeys.key, key));
+  const aad = idempotencyAad({ ...project, credential, key });
   for (let attempt = 0; attempt < 3; attempt++) {
     const [existing] = await db
       .select({
         requestHash: idempotencyKeys.requestHash,
         responseStatus: idempotencyKeys.responseStatus,
-        responseBody: idempotencyKeys.responseBody,
+        sealedResponse: idempotencyKeys.sealedResponse,
         stale: sql<boolean>`${stale}`,
       })
       .from(idempotencyKeys)
@@ -78,59 +117,58 @@ export async function runIdempotent(
           `Keys for idempotent requests can only be used with the same parameters they were first used with. Use a new Idempotency-Key for '${key}'.`,
         );
       }
-      // Only claims of an older version (committed before their work) are seen unfinished.
       if (existing.responseStatus === null) {
-        throw idempotencyError(`A request with Idempotency-Key '${key}' is still being processed; retry later.`);
+        throw idempotencyError(`A request with Idempotency-Key '${key}' is still being processed (in progress); retry later.`, { "retry-after": "1" });
       }
-      return { status: existing.responseStatus, body: existing.responseBody, replayed: true };
+      return { status: existing.responseStatus, body: open(existing.sealedResponse, aad), replayed: true };
     }
-    const outcome = await claimAndRun(db, project, key, hash, scope, execute);
-    if (outcome) {
-      if (Math.random() < 0.01) await purgeExpired(db);
-      return { ...outcome, replayed: false };
-    }
-    // Another request committed this key meanwhile: replay it.
-  }
-  throw idempotencyError(`Idempotency-Key '${key}' is contended; retry later.`);
-}
-
-async function claimAndRun(
-  db: Db,
-  project: ProjectContext,
-  key: string,
-  hash: string,
-  scope: ReturnType<typeof and>,
-  execute: (db: Db) => Promise<{ status: number; body: unknown }>,
-): Promise<{ status: number; body: unknown } | null> {
-  let deferred: Deferred = { hooks: [] };
-  let outcome: { status: number; body: unknown } | null;
-  try {
-    outcome = await db.transaction(async (tx) => {
-      const claimed = await tx.insert(idempotencyKeys).values({ ...project, key, requestHash: hash }).onConflictDoNothing().returning({ key: idempotencyKeys.key });
-      if (claimed.length === 0) return null;
-      const run = await deferringSideEffects(() => execute(tx as unknown as Db));
-      deferred = run.deferred;
-      await tx.update(idempotencyKeys).set({ responseStatus: run.result.status, responseBody: run.result.body }).where(scope);
-      return run.result;
-    });
-  } catch (err) {
-    if (!(err instanceof ApiError && err.status < 500)) throw err;
-    // The operation's writes rolled back; its refusal is the key's answer.
-    const refused = { status: err.status, body: err.toJSON() };
-    const kept = await db
+    const claimed = await db
       .insert(idempotencyKeys)
-      .values({ ...project, key, requestHash: hash, responseStatus: refused.status, responseBody: refused.body })
+      .values({ ...project, credential, key, requestHash: hash })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key });
-    return kept.length ? refused : null;
+    // Another request claimed this key meanwhile: look again (in progress, or its answer).
+    if (claimed.length === 0) continue;
+    if (Math.random() < 0.01) await purgeExpired(db);
+    return { ...(await runClaimed(db, scope, aad, key, project, execute)), replayed: false };
   }
-  if (!outcome) return null;
-  const refreshed = await runDeferred(deferred, { idempotencyKey: key, projectId: project.projectId });
-  if (!refreshed) return outcome;
-  // Replays answer as this request did; if this write fails they answer with the committed body.
-  await db.update(idempotencyKeys).set({ responseBody: refreshed.body }).where(scope).catch(() => {});
-  return { status: outcome.status, body: refreshed.body };
+  throw idempotencyError(`Idempotency-Key '${key}' is contended; retry later.`, { "retry-after": "1" });
 }
+
+async function runClaimed(
+  db: Db,
+  scope: ReturnType<typeof and>,
+  aad: string,
+  key: string,
+  project: ProjectContext,
+  execute: () => Promise<{ status: number; body: unknown }>,
+): Promise<{ status: number; body: unknown }> {
+  const store = (answer: { status: number; body: unknown }) =>
+    db.update(idempotencyKeys).set({ responseStatus: answer.status, sealedResponse: seal(answer.body, aad) }).where(scope);
+  let run: Awaited<ReturnType<typeof deferringSideEffects<{ status: number; body: unknown }>>>;
+  try {
+    run = await deferringSideEffects(execute);
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status < 500)) {
+      // Released, so the client's retry runs (if this fails too, the claim lapses with its lease).
+      await db.delete(idempotencyKeys).where(and(scope, isNull(idempotencyKeys.responseStatus))).catch(() => {});
+      throw err;
+    }
+    // The operation's refusal is the key's answer.
+    const refused = { status: err.status, body: err.toJSON() };
+    await store(refused);
+    return refused;
+  }
+  await store(run.result);
+  const refreshed = await runDeferred(run.deferred, { idempotencyKey: key, projectId: project.projectId });
+  if (!refreshed) return run.result;
+  // Replays answer as this request did; if this write fails they answer with the stored body.
+  await db.update(idempotencyKeys).set({ sealedResponse: seal(refreshed.body, aad) }).where(scope).catch(() => {});
+  return { status: run.result.status, body: refreshed.body };
+}
+
+const seal = (body: unknown, aad: string) => encrypt(JSON.stringify(body ?? null), aad);
+const open = (sealed: string | null, aad: string): unknown => (sealed === null ? null : JSON.parse(decrypt(sealed, aad)));
 
 async function purgeExpired(db: Db) {
   await db.delete(idempotencyKeys).where(expired);

@@ -1,12 +1,13 @@
 import { and, asc, eq, gt, isNotNull, notLike, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Db } from "@/lib/db/client";
-import { apiKeys, developerAccounts, oauthConfigs, oauthSignins, ownerKeys, playerSessions, playerTokenKeys, triggers, webhookSettings } from "@/lib/db/schema";
+import { apiKeys, developerAccounts, idempotencyKeys, oauthConfigs, oauthSignins, ownerKeys, playerSessions, playerTokenKeys, triggers, webhookSettings } from "@/lib/db/schema";
 import { signingSecretAad, webhookSecretOwner } from "@/lib/deliveries/signing";
 import { signinAad } from "@/lib/iam/google-signin";
 import { oauthConfigAad } from "@/lib/iam/provider-config";
 import { sessionSecretAad } from "@/lib/iam/sessions";
 import { tokenKeyAad } from "@/lib/iam/tokens";
+import { idempotencyAad } from "@/lib/http/idempotency";
 import { developerKeyAad } from "@/lib/developer-accounts/service";
 import { ownerKeyAad } from "./custodial";
 import { decrypt, encrypt } from "./encryption";
@@ -123,6 +124,15 @@ export const sealedColumns: SealedColumn[] = [
     key: "encryptedResult",
     fields: {},
     aad: (row) => signinAad(row.id!),
+  },
+  {
+    name: "idempotency_keys.sealed_response",
+    table: idempotencyKeys,
+    id: sql`(${idempotencyKeys.projectId} || ':' || ${idempotencyKeys.livemode}::text || ':' || ${idempotencyKeys.credential} || ':' || ${idempotencyKeys.key})`,
+    column: idempotencyKeys.sealedResponse,
+    key: "sealedResponse",
+    fields: { projectId: idempotencyKeys.projectId, livemode: idempotencyKeys.livemode, credential: idempotencyKeys.credential, key: idempotencyKeys.key },
+    aad: (row) => idempotencyAad({ projectId: row.projectId!, livemode: row.livemode!, credential: row.credential!, key: row.key! }),
   },
 ];
 
