@@ -206,3 +206,24 @@ test("remove the telegramMiniApp configuration", async ({ browser }) => {
   await expect(page.getByTestId("state-telegramMiniApp")).toHaveText("not configured");
   expect((await telegramSignIn(424242)).status).toBe(400);
 });
+
+test("Sign-In with Ethereum: the allowed domains and URIs are set on the page, a bad line is named, and the API sees them", async ({ browser }) => {
+  const page = await signInPage(browser);
+  // Unconfigured test mode: loopback (and PUBLIC_URL's host) by default.
+  await expect(page.getByTestId("siwe-allowed-domains")).toContainText("localhost");
+  await page.getByLabel("Allowed domains").fill("game.example\nhttps://bad.example/");
+  await page.getByRole("button", { name: "Save Sign-In with Ethereum settings" }).click();
+  await expect(pageAlert(page)).toContainText("domains");
+  const field = page.locator("div", { has: page.getByLabel("Allowed domains") }).last();
+  await expect(field.locator(".text-rose-700")).toContainText("Line 2");
+  await page.getByLabel("Allowed domains").fill("game.example\n*.preview.game.example");
+  await page.getByLabel("Allowed URIs (optional)").fill("https://game.example/login");
+  await page.getByRole("button", { name: "Save Sign-In with Ethereum settings" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Saved." })).toBeVisible();
+  await expect(page.getByTestId("siwe-allowed-domains")).toContainText("*.preview.game.example");
+  const res = await fetch(`${baseUrl()}/iam/v1/siwe/settings`, { headers: { authorization: `Bearer ${state.secret}` } });
+  expect(await res.json()).toMatchObject({ domains: ["game.example", "*.preview.game.example"], uris: ["https://game.example/login"] });
+  // Live mode's settings are its own: nothing is allowed until set.
+  const live = await signInPage(browser, "live");
+  await expect(live.getByTestId("siwe-allowed-domains")).toContainText("No domain is allowed yet");
+});

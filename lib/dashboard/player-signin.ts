@@ -3,6 +3,7 @@
 import { revalidatePath } from "next/cache";
 import { getDb } from "@/lib/db/client";
 import { createOAuthConfig, deleteOAuthConfig } from "@/lib/iam/provider-operations";
+import { updateSiweSettingsOperation } from "@/lib/iam/siwe-operations";
 import { rotateTokenKey } from "@/lib/iam/tokens";
 import { projectScope } from "./context";
 import type { FormState } from "./form-state";
@@ -39,6 +40,28 @@ export async function setProviderEnabledAction(scope: Scope, provider: string, e
 /** Remove a provider's configuration; its players keep their identities (and sign in again once it is configured again). */
 export async function removeProviderAction(scope: Scope, provider: string, _state: FormState, _form: FormData): Promise<FormState> {
   return withoutResult(await submitTypedOperation(deleteOAuthConfig, { ...scope, params: { provider } }, {}));
+}
+
+/**
+ * Sign-In with Ethereum's allowed domains and URIs, one a line; an empty box clears the list (the
+ * mode's defaults). An entry the API refuses (`domains[2]`) is named on its box, by line.
+ */
+export async function configureSiweAction(scope: Scope, _state: FormState, form: FormData): Promise<FormState> {
+  const lines = (name: string) =>
+    String(form.get(name) ?? "")
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter(Boolean);
+  const state = withoutResult(await submitTypedOperation(updateSiweSettingsOperation, scope, { domains: lines("domains"), uris: lines("uris") }));
+  if (!state.error?.details) return state;
+  const details: NonNullable<FormState["error"]>["details"] = {};
+  for (const [name, detail] of Object.entries(state.error.details)) {
+    const [, field, index] = /^(domains|uris)(?:\[(\d+)\])?$/.exec(name) ?? [];
+    const key = field ?? name;
+    const text = index === undefined ? detail.message : `Line ${Number(index) + 1} (${String(detail.value ?? "")}): ${detail.message}`;
+    details[key] = { message: details[key] ? `${details[key].message}; ${text}` : text };
+  }
+  return { error: { message: state.error.message, details } };
 }
 
 /**

@@ -18,7 +18,7 @@ interface Method {
 /** Always available with the publishable key: nothing to configure. */
 const BUILT_IN: Method[] = [
   { id: "email", label: "Email and password", builtIn: "POST /iam/v1/auth/signup and /auth/login with the publishable key; passwords hashed, wrong-password lockout." },
-  { id: "wallet", label: "Sign-In with Ethereum", builtIn: "POST /iam/v1/siwe/init, then /siwe/authenticate with the wallet's EIP-4361 signature." },
+  { id: "wallet", label: "Sign-In with Ethereum", builtIn: "POST /iam/v1/siwe/init, then /siwe/authenticate with the wallet's EIP-4361 signature, from the domains allowed below." },
 ];
 
 function State({ method }: { method: Method }) {

@@ -4,13 +4,14 @@ import { Card, Definitions, ErrorMessage, PageHeader } from "@/components/page";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { apiBase } from "@/lib/dashboard/examples";
 import { readOperation } from "@/lib/dashboard/operations";
-import { configureProviderAction, rotateSigningKeyAction } from "@/lib/dashboard/player-signin";
+import { configureProviderAction, configureSiweAction, rotateSigningKeyAction } from "@/lib/dashboard/player-signin";
 import type { ProviderFields } from "@/lib/dashboard/provider-fields";
 import { getDb } from "@/lib/db/client";
 import { publicBaseUrl } from "@/lib/http/public-url";
 import { callbackPath } from "@/lib/iam/google-signin";
 import { configInput } from "@/lib/iam/provider-config";
 import { listOAuthConfig } from "@/lib/iam/provider-operations";
+import { getSiweSettingsOperation } from "@/lib/iam/siwe-operations";
 import { CONFIGURABLE_PROVIDERS, type ProviderName } from "@/lib/iam/providers/types";
 import { PLAYER_TOKEN_TTL_SECONDS, playerTokenIssuer, tokenJwks } from "@/lib/iam/tokens";
 import { activeKeys } from "@/lib/projects/service";
@@ -18,6 +19,7 @@ import { SignInMethods } from "./methods";
 import { SignedInPlayers } from "./players";
 import { ProviderForm } from "./provider-form";
 import { RotateKeyForm } from "./rotate-key";
+import { SiweSettingsForm } from "./siwe-form";
 
 export const metadata = { title: "Player sign-in" };
 
@@ -38,7 +40,13 @@ export default async function PlayerSignInPage({ params, searchParams }: { param
   const scope = await scopeOf(params);
   const query = await searchParams;
   const db = await getDb();
-  const [keys, jwks, configs, base] = await Promise.all([activeKeys(db, scope.ctx), tokenJwks(db, scope.ctx), readOperation(scope.ctx, listOAuthConfig), apiBase()]);
+  const [keys, jwks, configs, base, siwe] = await Promise.all([
+    activeKeys(db, scope.ctx),
+    tokenJwks(db, scope.ctx),
+    readOperation(scope.ctx, listOAuthConfig),
+    apiBase(),
+    readOperation(scope.ctx, getSiweSettingsOperation),
+  ]);
   const publishableKey = keys.find((k) => k.kind === "publishable")?.publishableKey;
   const jwksUrl = publishableKey ? `${base}/iam/v1/${publishableKey}/jwks.json` : null;
   const target = { projectId: scope.project.id, mode: scope.mode };
@@ -110,6 +118,9 @@ export default async function PlayerSignInPage({ params, searchParams }: { param
       </Card>
       <Card title="Sign-in methods">
         <SignInMethods target={target} configs={byProvider} />
+      </Card>
+      <Card title="Sign-In with Ethereum">
+        <SiweSettingsForm action={configureSiweAction.bind(null, target)} settings={siwe} />
       </Card>
       <Card title="Configure a provider">
         <ProviderForm
