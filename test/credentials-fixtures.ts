@@ -2,8 +2,8 @@ import crypto from "node:crypto";
 import { expect } from "vitest";
 import { call, type ApiResponse } from "./api";
 
-/** A client address of its own (documentation range), so the per-address sign-in limit counts only this test's calls. */
-export const address = () => `2001:db8::${crypto.randomBytes(6).toString("hex").match(/.{4}/g)!.join(":")}`;
+/** A client address in a /64 of its own (documentation range): per-address limits group IPv6 by /64, so they count only this test's calls. */
+export const address = () => `2001:db8:${crypto.randomBytes(4).toString("hex").replace(/(.{4})/, "$1:")}::1`;
 export const from = (ip = address()) => ({ "x-forwarded-for": ip });
 
 export const newEmail = (tag = "player") => `${tag}-${crypto.randomUUID().slice(0, 8)}@Game.example`;

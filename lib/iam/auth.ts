@@ -1,5 +1,6 @@
 import type { AuthStrategy } from "@/lib/http/principals";
 import { authError, bearerToken } from "@/lib/http/auth";
+import { envNumber } from "@/lib/config";
 import { ApiError } from "@/lib/http/errors";
 import { findKey } from "@/lib/projects/service";
 import { signinOfState, type SigninRow } from "./google-signin";
@@ -32,6 +33,31 @@ export const playerToken: AuthStrategy<PlayerPrincipal> = {
       if (!key || key.projectId !== claims.projectId || key.livemode !== claims.livemode) throw authError("The player token belongs to another project or mode than x-project-key.");
     }
     return { principal: { kind: "player", claims }, project: { projectId: claims.projectId, livemode: claims.livemode } };
+  },
+};
+
+/** How recent (seconds) a sign-in must be to link or unlink a way to sign in. */
+export const reauthWindowSeconds = () => envNumber("PLAYER_REAUTH_WINDOW_SECONDS", 600, { min: 0 });
+
+/**
+ * A player token whose sign-in is recent: what changing the player's ways to sign in (link,
+ * unlink) asks, so a token that leaked, or a session someone left open, cannot add the taker's
+ * own identity. Refreshing keeps the sign-in's time; only signing in again renews it.
+ */
+export const recentPlayerToken: AuthStrategy<PlayerPrincipal> = {
+  ...playerToken,
+  async authenticate(db, req) {
+    const authenticated = await playerToken.authenticate(db, req);
+    const window = reauthWindowSeconds();
+    const age = Math.floor(Date.now() / 1000) - authenticated.principal.claims.authTime;
+    if (age > window) {
+      throw new ApiError(
+        403,
+        "permission_error",
+        `Reauthentication required: linking or unlinking a way to sign in needs a sign-in from the last ${window} seconds, and this session signed in ${age} seconds ago. Sign the player in again (a refresh is not enough), then retry with the new token.`,
+      );
+    }
+    return authenticated;
   },
 };
 

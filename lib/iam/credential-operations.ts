@@ -1,6 +1,6 @@
 import { defineOperation, type Operation } from "@/lib/http/operation";
 import { publishableKey, publishableKeyInPath } from "@/lib/http/principals";
-import { playerToken, type PlayerPrincipal } from "./auth";
+import { playerToken, recentPlayerToken, type PlayerPrincipal } from "./auth";
 import { ApiError } from "@/lib/http/errors";
 import { authPlayerResponse } from "./identities";
 import { tokenJwks } from "./tokens";
@@ -203,7 +203,7 @@ export const linkEmailOperation = defineOperation({
   path: "/iam/v1/password/link",
   summary: "Add an email and password sign-in to the signed-in player",
   tag,
-  auth: playerToken,
+  auth: recentPlayerToken,
   input: linkEmailInput,
   response: authPlayerResponse,
   run: async ({ db, project, principal, input, clientAddress }) =>
@@ -216,7 +216,7 @@ export const unlinkEmailOperation = defineOperation({
   path: "/iam/v1/password/unlink",
   summary: "Remove the signed-in player's email sign-in (not their last way to sign in)",
   tag,
-  auth: playerToken,
+  auth: recentPlayerToken,
   input: emailInput,
   response: authPlayerResponse,
   run: async ({ db, project, principal, input }) => unlinkEmail(db, project, claimsOf(principal).playerId, input.email),

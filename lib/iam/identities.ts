@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNotNull } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
@@ -104,6 +104,25 @@ export async function lockPlayer(db: Queryable, ctx: ProjectContext, playerId: s
   const [row] = await db.select().from(players).where(and(eq(players.id, playerId), eq(players.projectId, ctx.projectId))).for("update");
   if (!row || row.deletedAt) throw new ApiError(401, "authentication_error", "Invalid player token: its player was deleted.");
   return row;
+}
+
+/**
+ * Refuses to link another way to sign in to a player whose email sign-in nobody has proven: an
+ * address anyone can type may be someone else's, and whatever the typist hangs on that player
+ * would stay in it once the address's owner arrives (a reset, a provider that vouches for it).
+ */
+export async function assertMayLink(db: Queryable, ctx: ProjectContext, playerId: string): Promise<void> {
+  const [unproven] = await db
+    .select({ email: playerIdentities.email })
+    .from(playerIdentities)
+    .where(inScope(playerIdentities, ctx, eq(playerIdentities.playerId, playerId), eq(playerIdentities.provider, "email"), isNull(playerIdentities.emailVerifiedAt)));
+  if (unproven) {
+    throw new ApiError(
+      403,
+      "permission_error",
+      "Verify this player's email before linking another way to sign in (POST /iam/v1/password/verify_email/request, then /iam/v1/password/verify_email): until then the address may be someone else's.",
+    );
+  }
 }
 
 /** The identities of players, by player id, oldest first. */

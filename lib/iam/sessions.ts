@@ -36,7 +36,7 @@ export async function openSession(db: Queryable, ctx: ProjectContext, playerId: 
   const id = newId("playerSession");
   const secret = crypto.randomBytes(32);
   const refreshToken = refreshTokenOf(id, 0, secret);
-  await db.insert(playerSessions).values({
+  const [opened] = await db.insert(playerSessions).values({
     id,
     ...ctx,
     playerId,
@@ -44,8 +44,8 @@ export async function openSession(db: Queryable, ctx: ProjectContext, playerId: 
     refreshHash: sha256(refreshToken),
     encryptedSecret: encrypt(secret.toString("base64url"), sessionSecretAad(id)),
     expiresAt: sql`now() + make_interval(secs => ${REFRESH_TTL_SECONDS})`,
-  });
-  return { token: await issuePlayerToken(db, ctx, playerId, id), refreshToken, sessionId: id };
+  }).returning({ createdAt: playerSessions.createdAt });
+  return { token: await issuePlayerToken(db, ctx, playerId, id, opened!.createdAt), refreshToken, sessionId: id };
 }
 
 export class SessionError extends Error {}
@@ -92,7 +92,8 @@ export async function refreshSession(db: Queryable, ctx: ProjectContext, refresh
     await revokeSession(db, session.id, "a refresh token was used twice");
     throw new SessionError("refresh token already used: the session is ended");
   }
-  return { token: await issuePlayerToken(db, ctx, session.playerId, session.id), refreshToken: next, sessionId: session.id };
+  // The session's sign-in time goes on: a refresh is not a sign-in.
+  return { token: await issuePlayerToken(db, ctx, session.playerId, session.id, session.createdAt), refreshToken: next, sessionId: session.id };
 }
 
 export async function revokeSession(db: Queryable, sessionId: string, reason: string): Promise<void> {
@@ -108,10 +109,11 @@ export async function revokePlayerSessions(db: Queryable, playerId: string, reas
 export async function verifyPlayerSession(db: Queryable, token: string): Promise<PlayerTokenClaims> {
   const claims = await verifyPlayerToken(db, token);
   const [session] = await db
-    .select({ revokedAt: playerSessions.revokedAt })
+    .select({ revokedAt: playerSessions.revokedAt, createdAt: playerSessions.createdAt })
     .from(playerSessions)
     .where(and(eq(playerSessions.id, claims.sessionId), eq(playerSessions.playerId, claims.playerId)));
   if (!session) throw new InvalidPlayerToken("no such session");
   if (session.revokedAt) throw new InvalidPlayerToken("the session was ended");
-  return claims;
+  // The session's own record of the sign-in, whatever the token says (tokens of older releases carry no auth_time).
+  return { ...claims, authTime: Math.floor(session.createdAt.getTime() / 1000) };
 }

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { addressField, integerField } from "@/lib/http/fields";
 import { defineOperation } from "@/lib/http/operation";
 import { publishableKey } from "@/lib/http/principals";
-import { playerToken } from "./auth";
-import { authPlayerResponse } from "./identities";
+import { playerToken, recentPlayerToken } from "./auth";
+import { assertMayLink, authPlayerResponse } from "./identities";
 import { siweAuthenticate, siweInit, siweLink, siweUnlink } from "./siwe";
 import { getSiweSettings, settingsInput, settingsResponse, updateSiweSettings } from "./siwe-settings";
 
@@ -63,10 +63,13 @@ export const siweLinkOperation = defineOperation({
   path: "/iam/v1/siwe/link",
   summary: "Link the wallet that signed the message to the signed-in player",
   tag,
-  auth: playerToken,
+  auth: recentPlayerToken,
   input: z.strictObject(signedMessage),
   response: authPlayerResponse,
-  run: async ({ db, project, principal, input }) => siweLink(db, project, principal!.claims.playerId, input.message, input.signature as `0x${string}`),
+  run: async ({ db, project, principal, input }) => {
+    await assertMayLink(db, project, principal!.claims.playerId);
+    return siweLink(db, project, principal!.claims.playerId, input.message, input.signature as `0x${string}`);
+  },
 });
 
 export const siweUnlinkOperation = defineOperation({
@@ -75,7 +78,7 @@ export const siweUnlinkOperation = defineOperation({
   path: "/iam/v1/siwe/unlink",
   summary: "Unlink a wallet from the signed-in player",
   tag,
-  auth: playerToken,
+  auth: recentPlayerToken,
   input: z.strictObject({ address: addressField() }),
   response: authPlayerResponse,
   run: async ({ db, project, principal, input }) => siweUnlink(db, project, principal!.claims.playerId, input.address),

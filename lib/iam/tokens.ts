@@ -74,13 +74,15 @@ export interface PlayerTokenClaims {
   issuedAt: number;
   expiration: number;
   issuer: string;
+  /** When the player signed in (opened the session), seconds: refreshes keep it, so link and unlink can ask for a recent one. */
+  authTime: number;
 }
 
-/** A player token: ES256 JWT, `sub` the player, `aud` the project, `sid` the session, `livemode`. */
-export async function issuePlayerToken(db: Queryable, ctx: ProjectContext, playerId: string, sessionId: string): Promise<string> {
+/** A player token: ES256 JWT, `sub` the player, `aud` the project, `sid` the session, `livemode`, `auth_time` the sign-in. */
+export async function issuePlayerToken(db: Queryable, ctx: ProjectContext, playerId: string, sessionId: string, signedInAt = new Date()): Promise<string> {
   const key = await activeKey(db, ctx);
   const privateKey = await importJWK(JSON.parse(decrypt(key.encryptedPrivateJwk, aad(key.id))) as JWK, ALG);
-  return new SignJWT({ sid: sessionId, livemode: ctx.livemode })
+  return new SignJWT({ sid: sessionId, livemode: ctx.livemode, auth_time: Math.floor(signedInAt.getTime() / 1000) })
     .setProtectedHeader({ alg: ALG, kid: key.id, typ: "JWT" })
     .setIssuer(playerTokenIssuer())
     .setAudience(ctx.projectId)
@@ -113,7 +115,8 @@ export async function verifyPlayerToken(db: Queryable, token: string): Promise<P
   try {
     const { payload } = await jwtVerify(token, await importJWK(key.publicJwk as JWK, ALG), { algorithms: [ALG], issuer: playerTokenIssuer(), audience: key.projectId });
     if (typeof payload.sub !== "string" || typeof payload.sid !== "string" || payload.livemode !== key.livemode) throw new InvalidPlayerToken("missing claims");
-    return { projectId: key.projectId, livemode: key.livemode, playerId: payload.sub, sessionId: payload.sid, issuedAt: payload.iat!, expiration: payload.exp!, issuer: payload.iss! };
+    const authTime = typeof payload.auth_time === "number" ? payload.auth_time : payload.iat!;
+    return { projectId: key.projectId, livemode: key.livemode, playerId: payload.sub, sessionId: payload.sid, issuedAt: payload.iat!, expiration: payload.exp!, issuer: payload.iss!, authTime };
   } catch (err) {
     if (err instanceof InvalidPlayerToken) throw err;
     throw new InvalidPlayerToken((err as { code?: string }).code === "ERR_JWT_EXPIRED" ? "expired" : "signature or claims do not verify");

@@ -1,8 +1,8 @@
-import { and, count, eq, sql } from "drizzle-orm";
+import { and, count, eq, gte, lt, ne, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players, playerSessions } from "@/lib/db/schema";
 import { ApiError, badRequest, conflict } from "@/lib/http/errors";
-import { authPlayer, lockPlayer, normalisedUserId, signInAnswer } from "@/lib/iam/identities";
+import { authPlayer, lockPlayer, normalisedUserId, signInAnswer, type IdentityRow } from "@/lib/iam/identities";
 import { refreshSession, revokePlayerSessions, revokeSession, SessionError, verifyPlayerSession, type IssuedTokens } from "@/lib/iam/sessions";
 import { InvalidPlayerToken, type PlayerTokenClaims } from "@/lib/iam/tokens";
 import { hashPassword } from "@/lib/keys/password";
@@ -70,6 +70,32 @@ export async function logOut(db: Queryable, claims: PlayerTokenClaims, refreshTo
   return { id: claims.sessionId, object: "player_session" as const, revoked: true as const };
 }
 
+/**
+ * What a reset takes away: the identities linked to the player while its email was unverified
+ * (each identity's createdAt is when it was linked). Whoever reads the mail proves the address
+ * only now, so what was hung on the player before that may be the work of someone who typed
+ * another person's address. When the email was never verified, that is every other identity,
+ * those older than the email too (someone's wallet player with another person's address linked);
+ * when it was, those linked between the email and its verification. An identity whose own
+ * provider vouches for the same address stays.
+ */
+async function dropUnprovenIdentities(tx: Queryable, email: IdentityRow) {
+  const address = (email.email ?? email.externalUserId).toLowerCase();
+  // Compared in the database, at its microsecond precision (a JS Date keeps milliseconds).
+  const linked = sql`(select ${playerIdentities.createdAt} from ${playerIdentities} where ${playerIdentities.id} = ${email.id})`;
+  const verified = sql`(select ${playerIdentities.emailVerifiedAt} from ${playerIdentities} where ${playerIdentities.id} = ${email.id})`;
+  await tx
+    .delete(playerIdentities)
+    .where(
+      and(
+        eq(playerIdentities.playerId, email.playerId),
+        ne(playerIdentities.id, email.id),
+        email.emailVerifiedAt ? and(gte(playerIdentities.createdAt, linked), lt(playerIdentities.createdAt, verified)) : undefined,
+        sql`not (coalesce(lower(${playerIdentities.email}), '') = ${address} and ${playerIdentities.emailVerifiedAt} is not null)`,
+      ),
+    );
+}
+
 /** Sets a new password with a reset token; every session of the player ends, and a lock on the email lifts. */
 export async function resetPassword(db: Queryable, ctx: ProjectContext, token: string, password: string, clientAddress?: string) {
   checkPassword(password);
@@ -82,6 +108,7 @@ export async function resetPassword(db: Queryable, ctx: ProjectContext, token: s
       .update(playerIdentities)
       .set({ passwordHash, updatedAt: sql`now()`, emailVerifiedAt: sql`coalesce(${playerIdentities.emailVerifiedAt}, now())` })
       .where(eq(playerIdentities.id, found.identity.id));
+    await dropUnprovenIdentities(tx, found.identity);
     await revokePlayerSessions(tx, found.player.id, "password reset");
     return found;
   });
