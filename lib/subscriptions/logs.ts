@@ -1,16 +1,16 @@
-import { and, eq, isNull, max } from "drizzle-orm";
+import { and, asc, eq, isNull, max } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
-import { triggers, webhookDeliveries } from "@/lib/db/schema";
+import { subscriptions, triggers, webhookDeliveries } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { attemptDelivery, type AttemptResult } from "@/lib/deliveries/attempt";
-import { deliveryTargets, publishTest } from "@/lib/deliveries/publish";
+import { publishTest } from "@/lib/deliveries/publish";
 import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { currentRequestId } from "@/lib/http/request-context";
 import { checkOutboundUrl } from "@/lib/outbound";
 import type { ProjectContext } from "@/lib/projects/service";
 import { presentLog, type LogRow } from "./present";
-import type { ListLogsInput, TestTriggerInput, TestTriggerResponse } from "./schema";
+import { maxTestTriggers, testConcurrency, type ListLogsInput, type TestTriggerInput, type TestTriggerResponse } from "./schema";
 import { subscriptionRow } from "./service";
 
 /** Every delivery attempt of the mode (project webhook, triggers, tests), newest first, filtered. */
@@ -77,7 +77,8 @@ const TEST_MESSAGE = "A test event: your endpoint received it and can verify its
 
 /**
  * Where a test goes: a subscription's triggers (whatever its topic; a disabled one too, so a fixed
- * receiver can be checked), a URL, or else every enabled trigger of the mode subscribed to `test`.
+ * receiver can be checked), a URL, or else the enabled triggers of the mode subscribed to `test`, the oldest
+ * SUBSCRIPTION_TEST_MAX_TRIGGERS of them (one request must not fan out to every trigger a project made).
  */
 async function testTargets(db: Queryable, ctx: ProjectContext, input: TestTriggerInput): Promise<{ target: string; url?: string }[]> {
   if (input.subscription !== undefined && input.target !== undefined) {
@@ -95,7 +96,28 @@ async function testTargets(db: Queryable, ctx: ProjectContext, input: TestTrigge
       .where(and(eq(triggers.subscriptionId, subscription.id), isNull(triggers.deletedAt)));
     return rows.map((r) => ({ target: r.id }));
   }
-  return (await deliveryTargets(db, ctx, "test")).map((target) => ({ target }));
+  const rows = await db
+    .select({ id: triggers.id })
+    .from(triggers)
+    .innerJoin(subscriptions, eq(subscriptions.id, triggers.subscriptionId))
+    .where(inScope(subscriptions, ctx, eq(subscriptions.topic, "test"), isNull(subscriptions.deletedAt), isNull(triggers.deletedAt), isNull(triggers.disabledAt)))
+    .orderBy(asc(triggers.createdAt), asc(triggers.id))
+    .limit(maxTestTriggers());
+  return rows.map((r) => ({ target: r.id }));
+}
+
+/** `work` over `items`, at most `limit` at a time; the answers in the items' order. */
+async function boundedMap<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 /**
@@ -107,13 +129,11 @@ export async function sendTest(db: Queryable, ctx: ProjectContext, input: TestTr
   const targets = await testTargets(db, ctx, input);
   if (targets.length === 0) return { sent: false, deliveries: [] };
   const messageId = await publishTest(db, ctx, TEST_MESSAGE, currentRequestId());
-  const results = await Promise.all(
-    targets.map(async ({ target, url }) => ({
-      target,
-      url,
-      result: await attemptDelivery(db, { messageId, target, attempt: 1, reason: "test", ...(url ? { url } : {}) }),
-    })),
-  );
+  const results = await boundedMap(targets, testConcurrency(), async ({ target, url }) => ({
+    target,
+    url,
+    result: await attemptDelivery(db, { messageId, target, attempt: 1, reason: "test", ...(url ? { url } : {}) }),
+  }));
   const deliveries = results
     .filter((r): r is typeof r & { result: AttemptResult & { attemptId: string } } => r.result.outcome !== "gone" && Boolean(r.result.attemptId))
     .map(({ target, url, result }) => ({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { envNumber } from "@/lib/config";
 import { TOPICS } from "@/lib/deliveries/topics";
 import { listInput } from "@/lib/http/fields";
 
@@ -8,6 +9,15 @@ const topicField = () => z.enum(TOPICS, { error: `Expected one of: ${TOPICS.join
 export const TRIGGER_TYPES = ["webhook", "email"] as const;
 
 export const MAX_TRIGGERS = 10;
+
+/** Subscriptions a project may have in one mode (not deleted): each event fans out to all their triggers. */
+export const maxSubscriptions = () => envNumber("SUBSCRIPTIONS_PER_PROJECT", 100, { min: 1, integer: true });
+
+/** A test send without a target goes to at most this many triggers on the `test` topic (the oldest first)… */
+export const maxTestTriggers = () => envNumber("SUBSCRIPTION_TEST_MAX_TRIGGERS", 10, { min: 1, integer: true });
+
+/** …this many at a time, as do a subscription's own triggers. */
+export const testConcurrency = () => envNumber("SUBSCRIPTION_TEST_CONCURRENCY", 5, { min: 1, integer: true });
 
 export const triggerInput = z.strictObject({
   target: z.string().trim().min(1, "Expected a URL.").max(2000),

@@ -9,7 +9,7 @@ import { newId } from "@/lib/ids";
 import { checkOutboundUrl } from "@/lib/outbound";
 import type { ProjectContext } from "@/lib/projects/service";
 import { presentSubscription, presentTrigger, type SubscriptionRow, type TriggerRow } from "./present";
-import { MAX_TRIGGERS, type CreateSubscriptionInput, type ListSubscriptionsInput, type TriggerInput } from "./schema";
+import { MAX_TRIGGERS, maxSubscriptions, type CreateSubscriptionInput, type ListSubscriptionsInput, type TriggerInput } from "./schema";
 
 // A deleted trigger is gone for every query here.
 const liveTriggers = (ctx: ProjectContext, ...conditions: (SQL | undefined)[]) => inScope(triggers, ctx, isNull(triggers.deletedAt), ...conditions);
@@ -46,6 +46,20 @@ async function triggersOf(db: Queryable, ctx: ProjectContext, subscriptionIds: s
   return byId;
 }
 
+/**
+ * 400 once the mode has as many subscriptions as it may (every event fans out to all their triggers). Serialized per
+ * project and mode, so concurrent creations cannot all pass the count.
+ */
+async function holdsUnderCap(tx: Queryable, ctx: ProjectContext) {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`subscriptions:${ctx.projectId}:${ctx.livemode}`}))`);
+  const cap = maxSubscriptions();
+  const [existing] = await tx.select({ n: count() }).from(subscriptions).where(inScope(subscriptions, ctx, isNull(subscriptions.deletedAt)));
+  if ((existing?.n ?? 0) >= cap) {
+    const mode = ctx.livemode ? "live" : "test";
+    throw badRequest(`This project already has ${cap} subscriptions in ${mode} mode, the most it may have: delete one first (the operator sets the cap with SUBSCRIPTIONS_PER_PROJECT).`);
+  }
+}
+
 export async function createSubscription(db: Queryable, ctx: ProjectContext, input: CreateSubscriptionInput) {
   for (const [i, trigger] of input.triggers.entries()) {
     const param = (field: string) => `triggers[${i}][${field}]`;
@@ -60,6 +74,7 @@ export async function createSubscription(db: Queryable, ctx: ProjectContext, inp
   const id = newId("subscription");
   const made = input.triggers.map((t) => newTrigger(ctx, id, t));
   return db.transaction(async (tx) => {
+    await holdsUnderCap(tx, ctx);
     const [row] = await tx.insert(subscriptions).values({ id, ...ctx, topic: input.topic }).returning();
     // One microsecond apart: rows of one insert can share a clock reading, and the triggers keep
     // the order they were given in.
