@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { formatEther } from "viem";
 import type { FormState } from "@/lib/dashboard/form-state";
 import type { SessionItem } from "@/lib/dashboard/sessions";
 import type { SessionStatus } from "@/lib/sessions/state";
@@ -65,6 +66,19 @@ export function SessionsTable({
             ),
           },
           { header: "Uses left", cell: (s) => (s.limit === null ? "unlimited" : `${s.usesLeft} of ${s.limit}`) },
+          {
+            header: "Fees",
+            cell: (s) =>
+              s.maxFeePerOp === null ? (
+                <span className="text-xs text-slate-500">no cap recorded</span>
+              ) : s.maxFeePerOp === "0" ? (
+                <span className="text-xs" title="The account's validation refuses the key's operations unless a paymaster pays">sponsored only</span>
+              ) : (
+                <span className="text-xs" title={`${s.maxFeePerOp} wei: the most one operation the key signs may make the account pay`}>
+                  ≤ {formatEther(BigInt(s.maxFeePerOp))} per op
+                </span>
+              ),
+          },
           {
             header: "Whitelist",
             cell: (s) =>

@@ -3,6 +3,8 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
+import { sessionItems } from "@/lib/dashboard/sessions";
+import { getDb } from "@/lib/db/client";
 import { describeRevert, revertDataOf, toEntryPointOp } from "@/lib/chain/userop";
 import { deserializeUserOp } from "@/lib/intents/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
@@ -12,6 +14,7 @@ import { clientOf } from "./chain";
 // The fee a session key may make its account pay (SmartAccount's maxFeePerOp), as the sessions API registers it.
 
 let key: string;
+let project: ProjectWithKeys;
 let policy: { id: string };
 
 const client = () => clientOf(31337);
@@ -59,7 +62,7 @@ const intentTo = (accountId: string, target: Address, extra: Record<string, unkn
   call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: accountId, interactions: [{ to: target, value: "1" }], ...extra } });
 
 beforeAll(async () => {
-  const project: ProjectWithKeys = await newProject("session fee cap");
+  project = await newProject("session fee cap");
   key = project.keys.test.secret;
   ({ body: policy } = await call("POST", "/v1/policies", { key, json: { name: "sponsor all", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } }));
   await call("POST", "/v1/policy_rules", { key, json: { policy: policy.id, type: "account_functions" } });
@@ -78,6 +81,9 @@ describe("a session key's fee cap (maxFeePerOp)", () => {
     expect(intent.interactions[0].functionArgs.at(-1)).toBe(cap.toString());
     expect((await onChainKey(r.account.address, r.sessionKey.address))[6]).toBe(cap);
     expect((await call("GET", `/v1/sessions/${r.session.id}`, { key })).body.maxFeePerOp).toBe(cap.toString());
+    // The dashboard's session rows (player and account pages) carry it too.
+    const { items } = await sessionItems(await getDb(), { projectId: project.id, livemode: false }, { player: r.session.player.id, skip: 0 });
+    expect(items.map((s) => s.maxFeePerOp)).toEqual([cap.toString()]);
 
     const { body: player } = await call("POST", "/v1/players", { key, json: { name: "form" } });
     const now = await chainTime();

@@ -17,6 +17,8 @@ export interface SessionItem {
   usesLeft: number | null;
   limit: number | null;
   whitelist: string[];
+  /** Wei one op may make the account pay without a paymaster ("0": sponsored ops only); null: registered before the cap. */
+  maxFeePerOp: string | null;
   status: SessionStatus;
   registrationIntentId: string | null;
   /** Revoking it means something (a chain operation, or cancelling an unsigned registration). */
@@ -43,6 +45,7 @@ export async function sessionItems(db: Queryable, ctx: ProjectContext, filter: {
       limit: row.limit,
       usesLeft: row.limit === null ? null : Math.max(0, row.limit - (state.used ?? 0)),
       whitelist: row.whitelist,
+      maxFeePerOp: row.maxFeePerOp,
       status: state.status,
       registrationIntentId: state.registration?.id ?? row.registrationIntentId,
       revocable: state.live && state.status !== "registering" && state.status !== "revoking" && state.status !== "unknown",
