@@ -12,16 +12,17 @@ type RouteHandler = ReturnType<typeof handle>;
  */
 export function routes(...ops: Operation[]): Record<(typeof METHODS)[number], RouteHandler> {
   const byMethod = new Map<HttpMethod, RouteHandler>(ops.map((op) => [op.method, handle(op)]));
-  const allow = [...byMethod.keys()].join(", ");
-  const notAllowed: RouteHandler = async (request) =>
-    errorResponse(
-      new ApiError(405, "invalid_request_error", `${request.method} is not allowed here. Allowed: ${allow}.`, undefined, { allow }),
-      newId("request"),
-    );
+  const notAllowed = methodNotAllowed([...byMethod.keys()].join(", "));
   return Object.fromEntries(METHODS.map((m) => [m, byMethod.get(m as HttpMethod) ?? notAllowed])) as Record<
     (typeof METHODS)[number],
     RouteHandler
   >;
+}
+
+/** The JSON 405 (with `Allow`) for a method a route does not serve; a route file exports it for each such method. */
+export function methodNotAllowed(allow: string): RouteHandler {
+  return async (request) =>
+    errorResponse(new ApiError(405, "invalid_request_error", `${request.method} is not allowed here. Allowed: ${allow}.`, undefined, { allow }), newId("request"));
 }
 
 /** For paths that match no endpoint. */
