@@ -265,6 +265,8 @@ describe("private targets only where the operator allows them (test mode)", () =
     // A name resolving to loopback: refused after resolving, before connecting.
     await expect(outboundFetch(`http://rebind.test:${local.port}/`, { method: "POST" }, { livemode: false, lookup: stubLookup(["127.0.0.1"]) })).rejects.toThrow(/rebind\.test resolves to 127\.0\.0\.1, a loopback address/);
     expect(await refusal(`http://internal.test:${local.port}/`, { livemode: false, lookup: stubLookup(["10.1.2.3"]) })).toMatch(/resolves to 10\.1\.2\.3, a private address/);
+    expect(await refusal(`http://127.0.0.1:${local.port}/`, { livemode: false, lookup: noLookup })).toMatch(/OUTBOUND_ALLOW_PRIVATE=true/);
+    expect(await refusal("http://169.254.169.254/", { livemode: false, lookup: noLookup })).not.toMatch(/OUTBOUND_ALLOW_PRIVATE/);
     await new Promise((r) => setTimeout(r, 50));
     expect(connections).toBe(before);
   });

@@ -85,19 +85,24 @@ function withSignal<T>(work: Promise<T>, signal: AbortSignal | undefined): Promi
  * Resolves the URL's host once and checks every address it has (one bad address refuses the
  * host: the OS could pick any). DNS failures throw as they are (not a refusal).
  */
+const privateHint = (opts: OutboundOptions) =>
+  opts.livemode ? "" : " (test mode calls private addresses only while this server listens on loopback alone, or with OUTBOUND_ALLOW_PRIVATE=true)";
+
 async function resolveChecked(url: URL, opts: OutboundOptions, signal?: AbortSignal): Promise<ResolvedAddress> {
   const literal = ipLiteral(url.hostname);
   let addresses: ResolvedAddress[];
   if (literal) {
     addresses = [{ address: literal, family: literal.includes(":") ? 6 : 4 }];
   } else {
-    if (publicOnly(opts) && isLocalhostName(url.hostname)) throw new OutboundRefusedError(`${url.hostname} is a loopback name`);
+    if (publicOnly(opts) && isLocalhostName(url.hostname)) throw new OutboundRefusedError(`${url.hostname} is a loopback name${privateHint(opts)}`);
     addresses = await withSignal((opts.lookup ?? systemLookup)(url.hostname), signal);
     if (addresses.length === 0) throw new Error(`${url.hostname} has no address`);
   }
   for (const { address } of addresses) {
     const kind = addressRefusal(address, publicOnly(opts));
-    if (kind) throw new OutboundRefusedError(literal ? `${address} is ${kind}` : `${url.hostname} resolves to ${address}, ${kind}`);
+    // Refused only because private targets are off here: say so, for the developer whose local receiver stopped working.
+    const hint = addressRefusal(address, false) ? "" : privateHint(opts);
+    if (kind) throw new OutboundRefusedError(`${literal ? `${address} is ${kind}` : `${url.hostname} resolves to ${address}, ${kind}`}${hint}`);
   }
   return addresses[0]!;
 }
