@@ -12,6 +12,7 @@ import { onShutdown } from "@/lib/shutdown";
 import { ensureDefaultProject } from "@/lib/projects/default-project";
 import { createdProjectLines } from "@/lib/projects/banner";
 import { claimUrl } from "@/lib/projects/claims";
+import { signUpClosed } from "@/lib/developers/service";
 import { resealLegacySecretKeys } from "@/lib/projects/sealed-keys";
 
 const state = globalThis as unknown as { __booted?: Promise<void> };
@@ -51,6 +52,8 @@ async function start() {
   if (result?.claimToken) {
     lines.push(`  Claim it in the dashboard (a one-time link, shown only now; lost: npm run cli -- project claim-link):`, `    ${claimUrl(process.env.NEXTAUTH_URL ?? base, result.claimToken)}`);
   }
+  // Closed by default (issue 29.14): say so where the operator looks, with the way to open it.
+  if (signUpClosed()) lines.push(`  Dashboard sign-up is by invitation (and the claim link); SIGNUP=open lets anyone sign up.`);
   lines.push(...chainLines);
   // The banner is for the person who ran `npm start`: plain text, not a log line.
   process.stdout.write(lines.join("\n") + "\n\n");
