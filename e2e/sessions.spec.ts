@@ -51,6 +51,8 @@ test("the owner registers a session key on the signing page, and the dashboard r
   await expect(page.getByRole("heading", { name: "Sign a transaction" })).toBeVisible();
   await expect(page.getByTestId("sign-calls")).toContainText(`Lets the session key ${sessionKey} sign for your account`);
   await expect(page.getByTestId("sign-calls")).toContainText("at most 5 operations");
+  // Registered without maxFeePerOp: the key may never make the account pay its gas.
+  await expect(page.getByTestId("sign-calls")).toContainText("only when a sponsor pays their fees");
   await screenshot(page, "50-sign-session");
   await page.getByRole("button", { name: "Connect wallet" }).click();
   await expect(page.getByTestId("sign-connected")).toHaveText(owner.address);
@@ -66,6 +68,7 @@ test("the owner registers a session key on the signing page, and the dashboard r
   const row = dashboard.getByRole("row").filter({ hasText: sessionKey.slice(0, 8) });
   await expect(row).toContainText("active");
   await expect(row).toContainText("5 of 5");
+  await expect(row).toContainText("sponsored only");
   await screenshot(dashboard, "51-account-sessions");
   dashboard.on("dialog", (dialog) => void dialog.accept());
   await row.getByLabel("Paid by").selectOption(state.policyId);
