@@ -16,6 +16,13 @@ import { ApiError } from "@/lib/http/errors";
 export const gasBoundPercent = () => BigInt(Math.floor(envNumber("PAYMASTER_GAS_BOUND_PERCENT", 50, { min: 0 })));
 
 /**
+ * Gas a client's callGasLimit and verificationGasLimit may have on top of that: PAYMASTER_GAS_BOUND_EXTRA, default
+ * 100,000. Bundlers pad small estimates to floors of their own (alto gives every call at least 80,000), and v0.6
+ * charges only the gas a call uses, so this costs at most the extra gas actually burnt; the cost cap still applies.
+ */
+export const gasBoundExtra = () => BigInt(Math.floor(envNumber("PAYMASTER_GAS_BOUND_EXTRA", 100_000, { min: 0 })));
+
+/**
  * How many times the chain's current fees a client's maxFeePerGas and maxPriorityFeePerGas may be:
  * PAYMASTER_FEE_BOUND_FACTOR, default 2. "Current" is what the service itself would pay: maxFeePerGas twice the
  * latest base fee plus the tip, the tip the node's suggestion +20%.
@@ -65,11 +72,12 @@ export async function operationBounds(chain: ChainConfig, op: UserOp): Promise<O
     throw new ApiError(400, "invalid_request_error", `The account ${op.sender} is already deployed: the operation's initCode must be empty (AA10).`);
   }
   const percent = gasBoundPercent();
+  const extra = gasBoundExtra();
   const factor = feeBoundFactor();
   const pvg = preVerificationGas({ ...op, paymasterAndData: stubPaymasterAndData(0) as Hex, signature: DUMMY_SIGNATURE });
   return {
-    callGasLimit: scaled(estimated.callGasLimit, percent),
-    verificationGasLimit: scaled(estimated.verificationGasLimit, percent),
+    callGasLimit: scaled(estimated.callGasLimit, percent) + extra,
+    verificationGasLimit: scaled(estimated.verificationGasLimit, percent) + extra,
     preVerificationGas: scaled(pvg, percent),
     maxFeePerGas: times(fees.maxFeePerGas, factor),
     maxPriorityFeePerGas: times(fees.maxPriorityFeePerGas, factor),
@@ -79,10 +87,11 @@ export async function operationBounds(chain: ChainConfig, op: UserOp): Promise<O
 /** Refuses the first gas field of `op` over its bound. */
 export function checkBounds(op: UserOp, bounds: OperationBounds): void {
   const percent = gasBoundPercent();
+  const extra = gasBoundExtra();
   const factor = feeBoundFactor();
   const why: Record<GasField, string> = {
-    callGasLimit: `the service's estimate of the call, with its margin, +${percent}%`,
-    verificationGasLimit: `the service's estimate of validation (deployment, a session key's checks and the paymaster), with its margin, +${percent}%`,
+    callGasLimit: `the service's estimate of the call, with its margin, +${percent}% +${extra}`,
+    verificationGasLimit: `the service's estimate of validation (deployment, a session key's checks and the paymaster), with its margin, +${percent}% +${extra}`,
     preVerificationGas: `the operation's calldata cost, +${percent}%`,
     maxFeePerGas: `${factor} × the chain's current max fee per gas`,
     maxPriorityFeePerGas: `${factor} × the chain's current priority fee`,
