@@ -4,6 +4,7 @@ import type { Queryable } from "@/lib/db/client";
 import { siweSettings } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { ApiError } from "@/lib/http/errors";
+import { documentedAs } from "@/lib/http/fields";
 import type { ProjectContext } from "@/lib/projects/service";
 
 /**
@@ -32,8 +33,11 @@ function splitHostPort(authority: string): { host: string; port?: string } {
 }
 
 /** An empty text clears the list (how a form sends "none"); one text is a list of one. */
-const listOf = (item: z.ZodType<string>) =>
-  z.preprocess((v) => (v === "" ? [] : typeof v === "string" ? [v] : v), z.array(item).max(MAX_SIWE_ENTRIES, `At most ${MAX_SIWE_ENTRIES} entries`));
+function listOf(item: z.ZodType<string>) {
+  const schema = z.preprocess((v) => (v === "" ? [] : typeof v === "string" ? [v] : v), z.array(item).max(MAX_SIWE_ENTRIES, `At most ${MAX_SIWE_ENTRIES} entries`));
+  documentedAs.set(schema, { type: "array", items: { type: "string" }, maxItems: MAX_SIWE_ENTRIES });
+  return schema;
+}
 
 export const domainEntry = z
   .string()
