@@ -1,6 +1,6 @@
 import { enableLocalAdmin } from "@/lib/admin";
 import path from "node:path";
-import { dataDir } from "@/lib/config";
+import { dataDir, listenHost } from "@/lib/config";
 import { prepareChains } from "@/lib/chain/prepare";
 import { stopLocalChains } from "@/lib/chain/local";
 import { closeDb, getDbHandle } from "@/lib/db/client";
@@ -25,7 +25,7 @@ export function boot(): Promise<void> {
 
 async function start() {
   const { db, embedded } = await getDbHandle();
-  const host = process.env.HOST ?? "127.0.0.1";
+  const host = listenHost();
   const port = process.env.PORT ?? "3000";
   const base = `http://${host}:${port}`;
   if (embedded) enableLocalAdmin(host, port);

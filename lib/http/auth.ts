@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { listensOnLoopbackOnly } from "@/lib/config";
 import type { Queryable } from "@/lib/db/client";
 import { apiKeys } from "@/lib/db/schema";
 import { sha256 } from "@/lib/keys/encryption";
@@ -54,12 +55,10 @@ export async function authenticate(db: Queryable, request: Request, accepts: Key
   return found;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
-
 /** In production, bound anywhere but loopback, plain HTTP is refused (keys would travel in clear). */
 export function requireHttps(request: Request) {
   if (process.env.NODE_ENV !== "production" || process.env.ALLOW_HTTP === "true") return;
-  if (LOOPBACK.has(process.env.HOST ?? "127.0.0.1")) return;
+  if (listensOnLoopbackOnly()) return;
   const forwarded = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim();
   const protocol = forwarded ?? new URL(request.url).protocol.replace(":", "");
   if (protocol !== "https") {
