@@ -67,13 +67,15 @@ describe("Sign-In with Ethereum", () => {
     // Another address's nonce, another project's, the other mode's.
     const other = wallet();
     const stolen = messageFor(other.address, await nonceFor(account.address));
-    expectError(await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, json: { message: stolen, signature: await other.signMessage({ message: stolen }) } }), 401);
+    expect(expectError(await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, json: { message: stolen, signature: await other.signMessage({ message: stolen }) } }), 401).message).toMatch(/nonce/);
     const elsewhere = await newProject("siwe elsewhere");
-    await call("POST", "/iam/v1/siwe/settings", { key: elsewhere.keys.test.secret, json: { domains: ["game.example"] } });
     const foreign = messageFor(account.address, await nonceFor(account.address, elsewhere.keys.test.publishable));
-    expectError(await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, json: { message: foreign, signature: await account.signMessage({ message: foreign }) } }), 401);
-    const live = messageFor(account.address, await nonceFor(account.address));
-    expectError(await call("POST", "/iam/v1/siwe/authenticate", { key: project.keys.live.publishable, basic: true, json: { message: live, signature: await account.signMessage({ message: live }) } }), 401);
+    expect(expectError(await call("POST", "/iam/v1/siwe/authenticate", { key: pk, basic: true, json: { message: foreign, signature: await account.signMessage({ message: foreign }) } }), 401).message).toMatch(/nonce/);
+    // A live message (live domains configured, a live chain) with a test-mode nonce.
+    await call("POST", "/iam/v1/siwe/settings", { key: project.keys.live.secret, json: { domains: ["game.example"] } });
+    const live = messageFor(account.address, await nonceFor(account.address), { chainId: 31339 });
+    const liveRes = await call("POST", "/iam/v1/siwe/authenticate", { key: project.keys.live.publishable, basic: true, json: { message: live, signature: await account.signMessage({ message: live }) } });
+    expect(expectError(liveRes, 401).message).toMatch(/nonce/);
 
     // Expired, and not yet valid.
     const expired = messageFor(account.address, await nonceFor(account.address), { expirationTime: new Date(Date.now() - 60_000) });
