@@ -7,3 +7,9 @@ if (process.env.TEST_LOG_DIR) process.env.LOG_FILE ??= `${process.env.TEST_LOG_D
 
 // Tests sign developers up freely; the closed default (issue 29.14) has its own tests, which unset this.
 process.env.SIGNUP ??= "open";
+
+// The route handlers run in-process as a server listening on loopback alone (npm start's default), whatever the
+// shell exports: test keys may then reach the tests' receivers on 127.0.0.1 (lib/outbound). Tests of a server
+// reachable from elsewhere stub HOST and OUTBOUND_ALLOW_PRIVATE themselves.
+process.env.HOST = "127.0.0.1";
+delete process.env.OUTBOUND_ALLOW_PRIVATE;
