@@ -1,4 +1,4 @@
-import { inArray, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import { envNumber } from "@/lib/config";
 import type { Db } from "@/lib/db/client";
@@ -58,7 +58,9 @@ export async function purgeTable(db: Db, name: PurgedTable, settings: Settings =
   let deleted = 0;
   for (let i = 0; i < settings.maxBatches; i++) {
     const batch = db.select({ key }).from(table).where(due(settings)).limit(settings.batchSize);
-    const gone = await db.delete(table).where(inArray(key, batch)).returning({ key });
+    // `= any(array(…))`, not `in (…)`: the batch's keys are computed first, then deleted through the primary key;
+    // with `in`, PostgreSQL may hash-join the whole table for each batch (measured: 160-250 ms against 12-16 ms a batch of 5000 in 1M rows).
+    const gone = await db.delete(table).where(sql`${key} = any(array(${batch}))`).returning({ key });
     deleted += gone.length;
     if (gone.length < settings.batchSize) break;
   }
