@@ -1,6 +1,7 @@
 import { encodeFunctionData, parseEther, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { beforeAll, describe, expect, it } from "vitest";
+import { GET as openapi } from "@/app/v1/openapi.json/route";
 import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { sessionItems } from "@/lib/dashboard/sessions";
@@ -91,6 +92,10 @@ describe("a session key's fee cap (maxFeePerOp)", () => {
     const viaForm = await call("POST", "/v1/sessions", { key, form: { ...base, maxFeePerOp: "12345" } });
     expect(viaForm.status, JSON.stringify(viaForm.body)).toBe(200);
     expect(viaForm.body.maxFeePerOp).toBe("12345");
+
+    // The OpenAPI document shows the field as the wei string it is, not as the coercion that also takes a number.
+    const doc = await openapi(new Request("http://127.0.0.1:3000/v1/openapi.json")).json();
+    expect(doc.paths["/v1/sessions"].post.requestBody.content["application/json"].schema.properties.maxFeePerOp).toMatchObject({ type: "string", pattern: "^\\d{1,39}$" });
 
     for (const bad of ["-1", "1.5", "0x10", "abc", (2n ** 128n).toString(), -1]) {
       const error = expectError(await call("POST", "/v1/sessions", { key, json: { ...base, chainId: 31337, validAfter: now, validUntil: now + 600, address: newAddress(), maxFeePerOp: bad } }), 400);

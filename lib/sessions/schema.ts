@@ -1,7 +1,7 @@
 import { isAddress } from "viem";
 import { z } from "zod";
 import { chainIdField } from "@/lib/chain/registry";
-import { addressField, booleanField, expandField, integerField, listField, listInput } from "@/lib/http/fields";
+import { addressField, booleanField, documentedAs, expandField, integerField, listField, listInput } from "@/lib/http/fields";
 import { idRef } from "@/lib/http/resource";
 import { intentResponse } from "@/lib/intents/schema";
 
@@ -32,6 +32,11 @@ const wei = z.preprocess(
     .refine((v) => !/^\d+$/.test(v) || BigInt(v) <= UINT128_MAX, "Exceeds the largest uint128 (2^128 - 1)")
     .transform((v) => BigInt(v)),
 );
+documentedAs.set(wei, {
+  type: "string",
+  pattern: "^\\d{1,39}$",
+  description: "Wei per operation, a decimal integer up to 2^128-1: the most one operation the key signs may make the account pay in fees when no paymaster pays. Omitted or 0: the key signs only sponsored operations.",
+});
 
 export const createSessionInput = z.strictObject({
   address: addressField(),
