@@ -765,6 +765,8 @@ export const oauthSignins = pgTable(
     keyHash: text().notNull().unique(),
     /** The sign-in's result ({player, token, refreshToken}), sealed; cleared when collected. */
     encryptedResult: text(),
+    /** The one-time code the callback gave the browser that finished (its hash): collecting needs it with the key. */
+    codeHash: text(),
     error: text(),
     expiresAt: timestamp({ withTimezone: true, precision: 6 }).notNull(),
     completedAt: timestamp({ withTimezone: true, precision: 6 }),
@@ -774,8 +776,6 @@ export const oauthSignins = pgTable(
   // The retention sweep deletes by expiry (lib/retention.ts).
   (t) => [index().on(t.expiresAt)],
 );
-    /** The one-time code the callback gave the browser that finished (its hash): collecting needs it with the key. */
-    codeHash: text(),
 
 /** A Sign-In with Ethereum nonce handed out for one address: single use, short-lived. */
 export const siweNonces = pgTable(

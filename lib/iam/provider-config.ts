@@ -253,6 +253,8 @@ export type ConfigResponse = ReturnType<typeof presentConfig>;
 export async function upsertConfig(db: Queryable, ctx: ProjectContext, input: ConfigInput): Promise<ConfigResponse> {
   const { provider, enabled, ...given } = input;
   await checkValues(given, ctx.livemode);
+  // Stored one URL a line, checked for this mode (https in live mode): redirect-urls.ts.
+  if (given.redirectUrls !== undefined) given.redirectUrls = normaliseRedirectUrls(given.redirectUrls as string | string[], ctx.livemode);
   const result = await db.transaction(async (tx): Promise<ConfigResponse | null> => {
     const [current] = await tx.select().from(oauthConfigs).where(configsIn(ctx, provider)).for("update");
     const merged = current ? fieldsOf(current, secretsOf(current)) : {};
@@ -279,8 +281,6 @@ export async function upsertConfig(db: Queryable, ctx: ProjectContext, input: Co
     };
     const [row] = current
       ? await tx.update(oauthConfigs).set({ ...values, updatedAt: new Date() }).where(eq(oauthConfigs.id, id)).returning()
-  // Stored one URL a line, checked for this mode (https in live mode): redirect-urls.ts.
-  if (given.redirectUrls !== undefined) given.redirectUrls = normaliseRedirectUrls(given.redirectUrls as string | string[], ctx.livemode);
       : await tx.insert(oauthConfigs).values({ id, ...ctx, provider, ...values }).onConflictDoNothing().returning();
     // Two first configurations at once: the unique index kept one; this one becomes an update of it.
     return row ? presentConfig(row) : null;
