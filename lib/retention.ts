@@ -1,8 +1,8 @@
-import { isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, inArray, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import { envNumber } from "@/lib/config";
 import type { Db } from "@/lib/db/client";
-import { oauthSignins, playerCredentialTokens, playerSessions, requestLogs } from "@/lib/db/schema";
+import { functionRuns, oauthSignins, outboundEvents, playerCredentialTokens, playerSessions, requestLogs, webhookDeliveries } from "@/lib/db/schema";
 
 /**
  * How long rows that only grow are kept (issue 29.9): every setting is in days (fractions allowed)
@@ -17,6 +17,13 @@ export const retentionSettings = () => ({
   credentialTokenDays: envNumber("CREDENTIAL_TOKEN_RETENTION_DAYS", 7, { min: 0 }),
   /** Player sessions, counted from their expiry or revocation (the dashboard shows them until then). */
   playerSessionDays: envNumber("PLAYER_SESSION_RETENTION_DAYS", 30, { min: 0 }),
+  /**
+   * Webhook and trigger delivery attempts, and published events once fanned out, counted from when they were made:
+   * the dashboard's delivery log and Redeliver reach back this far (as Stripe's 30 days of events).
+   */
+  deliveryLogDays: envNumber("DELIVERY_LOG_RETENTION_DAYS", 30, { min: 0 }),
+  /** Finished background runs (completed or failed) with their step results, counted from their last scheduling. */
+  functionRunDays: envNumber("FUNCTION_RUN_RETENTION_DAYS", 14, { min: 0 }),
   /** Rows deleted per statement: each batch is a short statement, so a large backlog never holds locks for long. */
   batchSize: envNumber("RETENTION_BATCH_SIZE", 5000, { above: 0, integer: true }),
   /** Batches per table per sweep: a backlog beyond that is left to the next sweep. */
@@ -47,6 +54,14 @@ export const PURGES = {
     table: playerSessions,
     key: playerSessions.id,
     due: (s) => or(lt(playerSessions.expiresAt, before(s.playerSessionDays)), lt(playerSessions.revokedAt, before(s.playerSessionDays)))!,
+  },
+  webhookDeliveries: { table: webhookDeliveries, key: webhookDeliveries.id, due: (s) => lt(webhookDeliveries.createdAt, before(s.deliveryLogDays)) },
+  outboundEvents: { table: outboundEvents, key: outboundEvents.id, due: (s) => lt(outboundEvents.fannedOutAt, before(s.deliveryLogDays)) },
+  // A run still queued or running is never due, however old: it is work not done yet.
+  functionRuns: {
+    table: functionRuns,
+    key: functionRuns.id,
+    due: (s) => and(inArray(functionRuns.status, ["completed", "failed"]), lt(functionRuns.runAt, before(s.functionRunDays)))!,
   },
 } satisfies Record<string, Purge>;
 

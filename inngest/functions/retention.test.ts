@@ -3,7 +3,7 @@ import { InngestTestEngine } from "@inngest/test";
 import { eq, inArray } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "@/lib/db/client";
-import { oauthSignins, playerCredentialTokens, playerIdentities, players, playerSessions, requestLogs } from "@/lib/db/schema";
+import { functionRuns, oauthSignins, outboundEvents, playerCredentialTokens, playerIdentities, players, playerSessions, requestLogs, webhookDeliveries } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
 import { purgeTable } from "@/lib/retention";
@@ -103,6 +103,45 @@ describe("the purge-expired-rows function (retention, issue 29.9)", () => {
     expect(remaining.playerSessions).not.toContain(revokedSession);
     expect(remaining.requestLogs).not.toContain(oldLog);
     expect(await (await getDb()).select().from(requestLogs).where(eq(requestLogs.id, orphan))).toEqual([]);
+  });
+
+  it("deletes delivery attempts and fanned-out events after 30 days, finished runs after 14, never a run still to do", async () => {
+    const db = await getDb();
+    const delivery = async (createdAt: Date) => {
+      const id = newId("webhookDelivery");
+      await db.insert(webhookDeliveries).values({ id, ...ctx, target: "webhook", topic: "transaction_intent.successful", url: "https://example.com/hook", attempt: 1, status: "success", durationMs: 1, createdAt });
+      return id;
+    };
+    const event = async (createdAt: Date, fannedOutAt: Date | null) => {
+      const id = newId("message");
+      await db.insert(outboundEvents).values({ id, ...ctx, topic: "transaction_intent.successful", body: "{}", dedupeKey: hex(), createdAt, fannedOutAt });
+      return id;
+    };
+    const run = async (status: "queued" | "running" | "completed" | "failed", runAt: Date) => {
+      const id = `run_${hex()}`;
+      await db.insert(functionRuns).values({ id, functionId: "retention-test", eventId: hex(), event: { name: "test", data: {}, id: hex(), ts: 0 }, status, steps: { order: [], state: {} }, runAt });
+      return id;
+    };
+    const oldDelivery = await delivery(ago(31));
+    const recentDelivery = await delivery(ago(29));
+    const oldEvent = await event(ago(31), ago(31));
+    const recentEvent = await event(ago(29), ago(29));
+    const unfanned = await event(ago(40), null);
+    const [oldDone, oldFailed, oldQueued, oldRunning, recentDone] = await Promise.all([
+      run("completed", ago(15)),
+      run("failed", ago(15)),
+      run("queued", ago(40)),
+      run("running", ago(40)),
+      run("completed", ago(13)),
+    ]);
+
+    await sweep();
+    const ids = async <T extends { id: unknown }>(rows: Promise<T[]>) => (await rows).map((r) => r.id);
+    expect(await ids(db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(inArray(webhookDeliveries.id, [oldDelivery, recentDelivery])))).toEqual([recentDelivery]);
+    expect((await ids(db.select({ id: outboundEvents.id }).from(outboundEvents).where(inArray(outboundEvents.id, [oldEvent, recentEvent, unfanned])))).sort()).toEqual([recentEvent, unfanned].sort());
+    expect((await ids(db.select({ id: functionRuns.id }).from(functionRuns).where(inArray(functionRuns.id, [oldDone, oldFailed, oldQueued, oldRunning, recentDone])))).sort()).toEqual(
+      [oldQueued, oldRunning, recentDone].sort(),
+    );
   });
 
   it("reads its windows from the environment, and deletes in bounded batches", async () => {

@@ -503,6 +503,8 @@ export const webhookDeliveries = pgTable(
     index().on(t.messageId),
     index().on(t.triggerId, t.createdAt),
     index().on(t.projectId, t.livemode, t.objectId),
+    // The retention sweep deletes by age (lib/retention.ts).
+    index().on(t.createdAt),
   ],
 );
 
