@@ -2,7 +2,7 @@ import { and, inArray, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import { envNumber } from "@/lib/config";
 import type { Db } from "@/lib/db/client";
-import { functionRuns, oauthSignins, outboundEvents, playerCredentialTokens, playerSessions, requestLogs, webhookDeliveries } from "@/lib/db/schema";
+import { functionRuns, oauthSignins, outboundEvents, playerCredentialTokens, playerSessions, requestLogs, sponsoredOperations, webhookDeliveries } from "@/lib/db/schema";
 
 /**
  * How long rows that only grow are kept (issue 29.9): every setting is in days (fractions allowed)
@@ -24,6 +24,11 @@ export const retentionSettings = () => ({
   deliveryLogDays: envNumber("DELIVERY_LOG_RETENTION_DAYS", 30, { min: 0 }),
   /** Finished background runs (completed or failed) with their step results, counted from their last scheduling. */
   functionRunDays: envNumber("FUNCTION_RUN_RETENTION_DAYS", 14, { min: 0 }),
+  /**
+   * Operations our paymaster signed over ERC-7677, counted from their signature: interval rules count them (with the
+   * policy's intents) for windows up to this long.
+   */
+  sponsoredOperationDays: envNumber("SPONSORED_OPERATION_RETENTION_DAYS", 400, { min: 0 }),
   /** Rows deleted per statement: each batch is a short statement, so a large backlog never holds locks for long. */
   batchSize: envNumber("RETENTION_BATCH_SIZE", 5000, { above: 0, integer: true }),
   /** Batches per table per sweep: a backlog beyond that is left to the next sweep. */
@@ -57,6 +62,7 @@ export const PURGES = {
   },
   webhookDeliveries: { table: webhookDeliveries, key: webhookDeliveries.id, due: (s) => lt(webhookDeliveries.createdAt, before(s.deliveryLogDays)) },
   outboundEvents: { table: outboundEvents, key: outboundEvents.id, due: (s) => lt(outboundEvents.fannedOutAt, before(s.deliveryLogDays)) },
+  sponsoredOperations: { table: sponsoredOperations, key: sponsoredOperations.id, due: (s) => lt(sponsoredOperations.createdAt, before(s.sponsoredOperationDays)) },
   // A run still queued or running is never due, however old: it is work not done yet.
   functionRuns: {
     table: functionRuns,

@@ -3,7 +3,7 @@ import { InngestTestEngine } from "@inngest/test";
 import { eq, inArray } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "@/lib/db/client";
-import { functionRuns, oauthSignins, outboundEvents, playerCredentialTokens, playerIdentities, players, playerSessions, requestLogs, webhookDeliveries } from "@/lib/db/schema";
+import { functionRuns, oauthSignins, outboundEvents, policies, sponsoredOperations, playerCredentialTokens, playerIdentities, players, playerSessions, requestLogs, webhookDeliveries } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
 import { purgeTable } from "@/lib/retention";
@@ -105,7 +105,7 @@ describe("the purge-expired-rows function (retention, issue 29.9)", () => {
     expect(await (await getDb()).select().from(requestLogs).where(eq(requestLogs.id, orphan))).toEqual([]);
   });
 
-  it("deletes delivery attempts and fanned-out events after 30 days, finished runs after 14, never a run still to do", async () => {
+  it("deletes delivery attempts and fanned-out events after 30 days, finished runs after 14 (never a run still to do), ERC-7677 records after 400", async () => {
     const db = await getDb();
     const delivery = async (createdAt: Date) => {
       const id = newId("webhookDelivery");
@@ -135,6 +135,15 @@ describe("the purge-expired-rows function (retention, issue 29.9)", () => {
       run("completed", ago(13)),
     ]);
 
+    const [policy] = await db.insert(policies).values({ id: newId("policy"), ...ctx, name: "retention", chainId: 31337, sponsorSchema: "pay_for_user" }).returning();
+    const signed = async (createdAt: Date) => {
+      const id = newId("sponsoredOperation");
+      await db.insert(sponsoredOperations).values({ id, ...ctx, policyId: policy!.id, chainId: 31337, sender: `0x${hex()}${hex().slice(0, 8)}`, nonce: "0", maxCost: "1", userOperationHash: `0x${hex()}${hex()}`, createdAt });
+      return id;
+    };
+    const oldSigned = await signed(ago(401));
+    const recentSigned = await signed(ago(399));
+
     await sweep();
     const ids = async <T extends { id: unknown }>(rows: Promise<T[]>) => (await rows).map((r) => r.id);
     expect(await ids(db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(inArray(webhookDeliveries.id, [oldDelivery, recentDelivery])))).toEqual([recentDelivery]);
@@ -142,6 +151,7 @@ describe("the purge-expired-rows function (retention, issue 29.9)", () => {
     expect((await ids(db.select({ id: functionRuns.id }).from(functionRuns).where(inArray(functionRuns.id, [oldDone, oldFailed, oldQueued, oldRunning, recentDone])))).sort()).toEqual(
       [oldQueued, oldRunning, recentDone].sort(),
     );
+    expect(await ids(db.select({ id: sponsoredOperations.id }).from(sponsoredOperations).where(inArray(sponsoredOperations.id, [oldSigned, recentSigned])))).toEqual([recentSigned]);
   });
 
   it("reads its windows from the environment, and deletes in bounded batches", async () => {

@@ -300,6 +300,8 @@ export const sponsoredOperations = pgTable(
     uniqueIndex("sponsored_operations_op_unique").on(t.projectId, t.livemode, t.chainId, t.sender, t.nonce),
     index().on(t.policyId, t.playerId, t.createdAt),
     index().on(t.policyId, t.sender, t.createdAt),
+    // The retention sweep deletes by age (lib/retention.ts).
+    index().on(t.createdAt),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX "sponsored_operations_created_at_index" ON "sponsored_operations" USING btree ("created_at");
