@@ -2,10 +2,11 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import { concat, encodeAbiParameters, type Hex } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { DUMMY_SIGNATURE } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
+import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
 import { call, newProject } from "./api";
 import { runInProcessOnly, sponsoredDeposits } from "./relay-fixtures";
 
@@ -17,6 +18,7 @@ import { runInProcessOnly, sponsoredDeposits } from "./relay-fixtures";
  */
 const POOL = 3;
 process.env.DATABASE_POOL_SIZE = String(POOL); // read when this process opens its pool (first getDb)
+process.env.TRANSACTION_GUARD = "1"; // and each remote call made inside a transaction is recorded (lib/db/transaction-guard.ts)
 
 /** An ERC-7677 service answering stub data at once and holding every pm_getPaymasterData until released. */
 async function stallingPaymaster(paymaster: Hex) {
@@ -85,6 +87,7 @@ beforeAll(async () => {
   });
 }, 120_000);
 afterAll(() => peer?.close());
+afterEach(() => expect(takeRemoteCallsInTransactions()).toEqual([]));
 
 describe.each([
   ["with an Idempotency-Key", (i: number) => ({ "idempotency-key": `slow-paymaster-${i}-${Date.now()}` })],

@@ -11,6 +11,7 @@ import {
   type Chain,
   type WalletClient,
 } from "viem";
+import { noteRemoteCall } from "@/lib/db/transaction-guard";
 import { ApiError } from "@/lib/http/errors";
 import { viemChain, type ChainConfig } from "./registry";
 
@@ -22,7 +23,14 @@ const cache = globalThis as unknown as { __publicClients?: Map<string, PublicCli
  */
 const batch = () => process.env.RPC_BATCH !== "false";
 
-const transport = (chain: ChainConfig) => http(chain.rpcUrl, { timeout: 10_000, retryCount: 1, batch: batch() });
+const transport = (chain: ChainConfig): Transport => {
+  const node = http(chain.rpcUrl, { timeout: 10_000, retryCount: 1, batch: batch() });
+  return (options) => {
+    const made = node(options);
+    // Seen in the caller's async context (a batch is sent later, from a timer): see lib/db/transaction-guard.ts.
+    return { ...made, request: ((args, more) => (noteRemoteCall(`chain ${chain.chainId} ${args.method}`), made.request(args, more))) as typeof made.request };
+  };
+};
 
 /** The node a chain's reads go to: what per-chain caches are keyed by (a chain pointed at another node starts afresh). */
 export const chainKey = (chain: ChainConfig) => `${chain.chainId}:${chain.rpcUrl}`;

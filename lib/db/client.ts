@@ -12,6 +12,7 @@ import postgres from "postgres";
 import { dataDir } from "@/lib/config";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded";
 import { preparesStatements, preparingClient } from "./prepared";
+import { guardTransactions } from "./transaction-guard";
 import * as schema from "./schema";
 
 /** The same drizzle API over either driver. */
@@ -50,7 +51,7 @@ async function openPostgres(url: string): Promise<DbHandle> {
     lockConn.release();
   }
   return {
-    db: db as unknown as Db,
+    db: guardTransactions(db) as unknown as Db,
     embedded: false,
     // postgres.js keeps one extra connection for all listeners and reconnects it by itself (onListen again).
     listen: async (channel, onNotify, onListen) => void (await sql.listen(channel, onNotify, onListen)),
@@ -106,7 +107,7 @@ async function openPglite(): Promise<DbHandle> {
     const db = drizzlePglite(client, { schema, casing: "snake_case" });
     await migratePglite(db, { migrationsFolder: migrationsFolder() });
     return {
-      db: db as unknown as Db,
+      db: guardTransactions(db) as unknown as Db,
       embedded: true,
       async listen(channel, onNotify, onListen) {
         await client.listen(channel, onNotify);

@@ -72,7 +72,7 @@ export async function createIntent(db: Queryable, ctx: ProjectContext, input: Cr
     interactions: input.interactions.map((item) => ({ ...item, value: item.value ?? "0" })),
     optimistic: input.optimistic ?? false,
     confirmationBlocks: input.confirmationBlocks ?? 5,
-    ...(session && { sessionId: session.sessionId, check: session.check }),
+    ...(session && { sessionId: session.sessionId, prepareCheck: session.prepareCheck }),
   });
   return { intent, chain };
 }
@@ -127,6 +127,8 @@ export interface IntentPlan {
   sessionId?: string;
   /** Runs in the transaction that records the intent, to refuse it under a lock (e.g. over-withdrawal). */
   check?: (tx: Tx, op: UserOp) => Promise<void>;
+  /** Reads what a check needs from the chain before that transaction (no remote call holds it open); the check it gives runs in it. */
+  prepareCheck?: (op: UserOp) => Promise<(tx: Tx) => Promise<void>>;
 }
 
 /**
@@ -195,11 +197,13 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
   // Signing happens outside the transaction: the service may be this one (an embedded database runs one transaction at a time).
   if (evaluate && paymaster?.remote) await db.transaction(evaluate);
   const sponsored = paymaster ? { ...built, paymasterAndData: await paymaster.sign(built) } : built;
+  const prepared = await plan.prepareCheck?.(sponsored);
 
   return db.transaction(async (tx) => {
     let op = sponsored;
     await evaluate?.(tx);
     await plan.check?.(tx, op);
+    await prepared?.(tx);
     if (sender.signer) op = await signUserOperation(chain, op, sender.signer);
     const [row] = await tx
       .insert(transactionIntents)

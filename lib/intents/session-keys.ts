@@ -71,18 +71,25 @@ function feeRefusal(key: Address, cap: bigint, op: SessionKeyCheck["op"]): strin
  * Why `key` may not sign `op` for the account now, as the contract and the EntryPoint would judge it, or null when
  * it may: registered and active, inside its window by the chain's clock (tests move it), a use left once the
  * key's in-flight intents are counted, only execute/executeBatch calls to whitelisted targets other than the
- * account, its fee within the key's maxFeePerOp unless a paymaster pays, on a deployed account. Callers hold the key's lock (lockSessionKey) when they act on the answer.
+ * account, its fee within the key's maxFeePerOp unless a paymaster pays, on a deployed account. In two steps: what
+ * the chain says is read now (outside any transaction: a chain call must not hold one open); the judge returned
+ * counts the in-flight uses where it is called, without asking the chain again. Callers call it under the key's
+ * lock (lockSessionKey), in the transaction that acts on the answer.
  */
-export async function sessionKeyRefusal(db: Queryable, check: SessionKeyCheck): Promise<{ why: string; unknownKey: boolean } | null> {
-  const why = await refusal(db, check);
-  if (why === null) return null;
-  return { why, unknownKey: why === UNKNOWN_KEY || why === UNDEPLOYED };
+export async function sessionKeyJudge(check: SessionKeyCheck): Promise<(db: Queryable) => Promise<{ why: string; unknownKey: boolean } | null>> {
+  const seen = await chainRefusal(check);
+  return async (db) => {
+    const why = typeof seen === "string" ? seen : await usesRefusal(db, check, seen);
+    if (why === null) return null;
+    return { why, unknownKey: why === UNKNOWN_KEY || why === UNDEPLOYED };
+  };
 }
 
 const UNKNOWN_KEY = "not a session key of the account";
 const UNDEPLOYED = "the account is not deployed, and session keys live on a deployed account";
 
-async function refusal(db: Queryable, { chain, account, key, op }: SessionKeyCheck): Promise<string | null> {
+/** What the chain refuses, or the key's uses as the chain counts them. */
+async function chainRefusal({ chain, account, key, op }: SessionKeyCheck): Promise<string | { used: number; limit: number }> {
   const [code, state, now] = await Promise.all([
     onChain(chain, () => publicClient(chain).getCode({ address: account.address })),
     (op.initCode ?? "0x") === "0x" ? readKey(chain, account.address, key) : null,
@@ -103,6 +110,10 @@ async function refusal(db: Queryable, { chain, account, key, op }: SessionKeyChe
   }
   const fee = feeRefusal(key, state.maxFeePerOp, op);
   if (fee) return fee;
+  return { used: state.used, limit: state.limit };
+}
+
+async function usesRefusal(db: Queryable, { chain, account, key }: SessionKeyCheck, state: { used: number; limit: number }): Promise<string | null> {
   const inFlight = await inFlightUses(db, chain.chainId, account.id, key);
   if (state.used + inFlight >= state.limit) {
     return `session key ${key} has no uses left: ${state.used} of its ${state.limit} used on chain and ${inFlight} more signed and in flight`;
@@ -136,9 +147,13 @@ export async function sessionSigning(db: Queryable, ctx: ProjectContext, chain: 
   return {
     accountId: session.accountId,
     sessionId: session.id,
-    check: async (tx: Tx, op: UserOp) => {
-      const refused = await sessionKeyRefusal(tx, { chain, account: { id: session.accountId, address: op.sender }, key, op });
-      if (refused) throw refuse(refused.why);
+    // The chain is asked before the transaction that records the intent; the in-flight uses are counted in it.
+    prepareCheck: async (op: UserOp) => {
+      const judge = await sessionKeyJudge({ chain, account: { id: session.accountId, address: op.sender }, key, op });
+      return async (tx: Tx) => {
+        const refused = await judge(tx);
+        if (refused) throw refuse(refused.why);
+      };
     },
   };
 }

@@ -12,7 +12,7 @@ import type { ProjectContext } from "@/lib/projects/service";
 import { getIntent, type IntentRow } from "./service";
 import { deserializeUserOp } from "./userop-json";
 import { lockSessionKey } from "@/lib/sessions/chain";
-import { sessionKeyRefusal, sessionOfKey } from "./session-keys";
+import { sessionKeyJudge, sessionOfKey } from "./session-keys";
 
 /**
  * Accepts the owner's (or an active session key's) signature of an intent's userOperationHash, after checking it, so
@@ -43,17 +43,23 @@ export async function submitSignature(db: Queryable, ctx: ProjectContext, id: st
   if (!sessions) throw notASigner(`${account.accountType} accounts have no session keys`);
   const chain = findChain(account.chainId);
   if (!chain) throw badRequest(`Chain ${account.chainId} of account ${account.id} is not configured any more.`);
-  return db.transaction(async (tx) => {
-    await lockSessionKey(tx, account.id, signer);
-    const refused = await sessionKeyRefusal(tx, { chain, account: { id: account.id, address: account.address as Address }, key: signer, op: deserializeUserOp(op) });
+  // The chain is asked (the key's state, then a simulation of the signed op) before the transaction that takes the
+  // key's lock: no chain call holds it open. Under the lock only the in-flight uses are counted again.
+  const judge = await sessionKeyJudge({ chain, account: { id: account.id, address: account.address as Address }, key: signer, op: deserializeUserOp(op) });
+  const refuse = (refused: { why: string; unknownKey: boolean } | null) => {
     if (refused?.unknownKey) throw notASigner(refused.why);
     if (refused) throw badRequest(`The session key's signature cannot be used: ${refused.why}.`, { signature: { value: signature, message: refused.why } });
-    try {
-      await simulateHandleOp(chain, deserializeUserOp(op));
-    } catch (err) {
-      if (!(err instanceof UserOperationRejectedError)) throw err;
-      throw badRequest(`The session key's signature cannot be used: ${err.message}`, { signature: { value: signature, message: err.reason } });
-    }
+  };
+  refuse(await judge(db));
+  try {
+    await simulateHandleOp(chain, deserializeUserOp(op));
+  } catch (err) {
+    if (!(err instanceof UserOperationRejectedError)) throw err;
+    throw badRequest(`The session key's signature cannot be used: ${err.message}`, { signature: { value: signature, message: err.reason } });
+  }
+  return db.transaction(async (tx) => {
+    await lockSessionKey(tx, account.id, signer);
+    refuse(await judge(tx));
     return markSigned(tx, intent, op, await sessionOfKey(tx, account.id, signer));
   });
 }

@@ -3,6 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
 import { envFlag, listensOnLoopbackOnly } from "@/lib/config";
+import { noteRemoteCall } from "@/lib/db/transaction-guard";
 import { badRequest } from "@/lib/http/errors";
 import { addressRefusal, ipLiteral, isLocalhostName } from "./address";
 
@@ -140,6 +141,7 @@ const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
  * `signal.reason` when aborted.
  */
 export async function outboundFetch(raw: string | URL, init: OutboundInit, opts: OutboundOptions): Promise<Response> {
+  noteRemoteCall("outbound request"); // never inside a transaction: lib/db/transaction-guard.ts
   const url = parseTarget(raw, opts.livemode);
   const { address } = await resolveChecked(url, opts, init.signal);
   const secure = url.protocol === "https:";
