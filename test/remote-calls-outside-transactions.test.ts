@@ -112,3 +112,16 @@ describe.each([
     }
   }, 90_000);
 });
+
+describe("a policy given a paymaster or moved to another chain", () => {
+  it("asks the chain for the paymaster's code outside the transaction that updates it", async () => {
+    const paymaster = await call("POST", "/v1/paymasters", { key, json: { address: serviceDeployment().paymaster, url: peer.url } });
+    const policy = await call("POST", "/v1/policies", { key, json: { name: "moving", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } });
+    const given = await call("POST", `/v1/policies/${policy.body.id}`, { key, json: { paymaster: paymaster.body.id } });
+    expect(given.status, JSON.stringify(given.body)).toBe(200);
+    const moved = await call("POST", `/v1/policies/${policy.body.id}`, { key, json: { chainId: 31338 } });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body).toMatchObject({ chainId: 31338, paymaster: { id: paymaster.body.id } });
+    // (afterEach: no chain call was made inside a transaction)
+  });
+});
