@@ -97,15 +97,15 @@ describe("Idempotency-Key", () => {
 });
 
 describe("Idempotency-Key after a crash", () => {
-  it("lets a retry take over a claim abandoned for more than 5 minutes, not a fresh one", async () => {
+  it("lets a retry take over a claim not renewed for a lease (30 s), not a fresh one", async () => {
     const project = await newProject();
     const key = project.keys.test.secret;
     const db = await getDb();
     const credential = credentialOf({ kind: "key", key: await findKey(db, key) });
     const claim = (age: string, k: string) =>
       db.insert(idempotencyKeys).values({ projectId: project.id, livemode: false, credential, key: k, requestHash: requestHash("POST", "/v1/players", { name: "retried" }), createdAt: sql`now() - ${sql.raw(`interval '${age}'`)}` });
-    await claim("6 minutes", "k-abandoned");
-    await claim("1 minute", "k-running");
+    await claim("31 seconds", "k-abandoned");
+    await claim("5 seconds", "k-running");
     expect((await call("POST", "/v1/players", { key, form: { name: "retried" }, headers: { "idempotency-key": "k-abandoned" } })).status).toBe(200);
     const running = await call("POST", "/v1/players", { key, form: { name: "retried" }, headers: { "idempotency-key": "k-running" } });
     expect(expectError(running, 409, "idempotency_error").message).toMatch(/still being processed/);

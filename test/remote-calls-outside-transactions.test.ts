@@ -7,7 +7,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { DUMMY_SIGNATURE } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
-import { call, newProject } from "./api";
+import { call, expectError, newProject } from "./api";
 import { runInProcessOnly, sponsoredDeposits } from "./relay-fixtures";
 
 /**
@@ -111,6 +111,31 @@ describe.each([
       for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     }
   }, 90_000);
+});
+
+describe("an idempotent request stalled past its claim's lease", () => {
+  it("keeps its claim (renewed while it runs): a duplicate meanwhile gets 409 in progress, then the one answer", async () => {
+    process.env.IDEMPOTENCY_LEASE_SECONDS = "1";
+    try {
+      const headers = { "idempotency-key": `slow-lease-${Date.now()}` };
+      const before = peer.arrived();
+      const first = call("POST", "/v1/transaction_intents", { key, json: body(), headers });
+      await until("the request to reach the paymaster", () => peer.arrived() > before);
+      await new Promise((r) => setTimeout(r, 2_500)); // two and a half leases
+      const duplicate = await call("POST", "/v1/transaction_intents", { key, json: body(), headers });
+      expect(expectError(duplicate, 409, "idempotency_error").message).toMatch(/in progress/);
+      expect(duplicate.headers.get("retry-after")).toBe("1");
+      expect(peer.arrived()).toBe(before + 1); // the duplicate did not run
+      peer.release();
+      const answered = await first;
+      expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+      const replayed = await call("POST", "/v1/transaction_intents", { key, json: body(), headers });
+      expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+      expect(replayed.body.id).toBe(answered.body.id);
+    } finally {
+      delete process.env.IDEMPOTENCY_LEASE_SECONDS;
+    }
+  }, 60_000);
 });
 
 describe("a policy given a paymaster or moved to another chain", () => {

@@ -1,6 +1,7 @@
 // The drills' API client: what a careful real client does. Every POST carries an Idempotency-Key and is retried with
-// that same key until the service answers (connection refused or reset while the server restarts, 5xx, 429 after its
-// Retry-After), so a request retried after a crash can never create a second intent. Each failed try is counted by
+// that same key until the service answers (connection refused or reset while the server restarts, 5xx, 429 or 409
+// "in progress" after its Retry-After), so a request retried after a crash does not create a second intent (but for
+// a crash between the intent's commit and the key's answer being stored: see lib/http/idempotency.ts). Each failed try is counted by
 // type, the drills print them.
 import crypto from "node:crypto";
 import http from "node:http";
@@ -49,7 +50,8 @@ export const errorType = (answer: Answer) => `${answer.status} ${answer.json?.er
 const networkType = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message.slice(0, 60);
 
 /** Worth trying again with the same key: the service (or its chain, or the way to it) failed, not the request. */
-const transient = (status: number) => status >= 500 || status === 429;
+// A 409 with Retry-After: the key's first request is still in progress (or was cut off by a crash, until its claim lapses).
+const transient = (status: number, retryAfter?: number) => status >= 500 || status === 429 || (status === 409 && retryAfter !== undefined);
 
 export class DrillClient {
   /** Failed tries by type, retried or not. */
@@ -99,11 +101,11 @@ export class DrillClient {
           return answer.json as T;
         }
         this.count(errorType(answer));
-        if (!transient(answer.status)) {
+        if (!transient(answer.status, answer.retryAfter)) {
           if (!this.refusals.has(errorType(answer))) this.refusals.set(errorType(answer), JSON.stringify(answer.json).slice(0, 300));
           return null;
         }
-        if (answer.status === 429 && answer.retryAfter !== undefined) wait = answer.retryAfter * 1000;
+        if ((answer.status === 429 || answer.status === 409) && answer.retryAfter !== undefined) wait = answer.retryAfter * 1000;
       } catch (err) {
         this.count(networkType(err));
       }

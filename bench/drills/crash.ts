@@ -72,8 +72,11 @@ export async function crashDrill(short: boolean): Promise<number> {
   const options = short ? SHORT : FULL;
   const chain: DrillChain = await startDrillChain(tempDir("crash"));
   // Runs of a killed process are taken over once their lease runs out: 5 s instead of the default minute, or the
-  // kills (every few seconds) would mostly measure the lease.
-  const { server, saveLog, finish } = await startDrillServer("crash", { RUNNER_LEASE_MS: process.env.RUNNER_LEASE_MS ?? "5000" });
+  // kills (every few seconds) would mostly measure the lease. So are the Idempotency-Key claims of its requests.
+  const { server, saveLog, finish } = await startDrillServer("crash", {
+    RUNNER_LEASE_MS: process.env.RUNNER_LEASE_MS ?? "5000",
+    IDEMPOTENCY_LEASE_SECONDS: process.env.IDEMPOTENCY_LEASE_SECONDS ?? "5",
+  });
   const secrets = new Map<string, string>();
   const receiver = await startReceiver(secrets);
   let code = 1;

@@ -3,6 +3,7 @@ import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "@/lib/db/client";
 import { idempotencyKeys } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
+import { envNumber } from "@/lib/config";
 import { decrypt, encrypt } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
 import { deferringSideEffects, runDeferred } from "./after-commit";
@@ -65,10 +66,13 @@ export interface IdempotencyScope {
   credential: string;
 }
 
-// Past 24 hours a key is forgotten; an unfinished claim past its lease (5 minutes) was abandoned
-// by a process that died mid-way. The database clock decides, so every instance agrees.
+// Past 24 hours a key is forgotten. A claim is leased: the request holding it renews it (its
+// created_at) a few times per lease while it runs, so one not renewed for a whole lease was
+// abandoned by a process that died mid-way, and a retry takes it over. The database clock
+// decides, so every instance agrees.
 const expired = lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`);
-const stale = or(expired, and(isNull(idempotencyKeys.responseStatus), lt(idempotencyKeys.createdAt, sql`now() - interval '5 minutes'`)))!;
+const leaseSeconds = () => envNumber("IDEMPOTENCY_LEASE_SECONDS", 30, { above: 0 });
+const stale = () => or(expired, and(isNull(idempotencyKeys.responseStatus), lt(idempotencyKeys.createdAt, sql`now() - make_interval(secs => ${leaseSeconds()})`)))!;
 
 const idempotencyError = (message: string, headers?: Record<string, string>) => new ApiError(409, "idempotency_error", message, undefined, headers);
 
@@ -83,7 +87,8 @@ export const idempotencyAad = (row: { projectId: string; livemode: boolean | str
  * 409 "in progress"); the operation runs, its writes committing in their own short transactions
  * as without a key; its answer is stored, sealed, and replayed for 24 hours. A client error is
  * kept like a success; a server error releases the claim so a retry runs. A process that dies
- * mid-way leaves a claim that lapses after 5 minutes. Side effects deferred with `afterCommit`
+ * mid-way leaves a claim that lapses within a lease (IDEMPOTENCY_LEASE_SECONDS, 30 s): a retry
+ * then runs the request again. Side effects deferred with `afterCommit`
  * (event sends) run once the answer is stored; their failure does not change it, their
  * recovery (the minute sweep of unsettled intents) redoes them.
  */
@@ -103,13 +108,13 @@ export async function runIdempotent(
         requestHash: idempotencyKeys.requestHash,
         responseStatus: idempotencyKeys.responseStatus,
         sealedResponse: idempotencyKeys.sealedResponse,
-        stale: sql<boolean>`${stale}`,
+        stale: sql<boolean>`${stale()}`,
       })
       .from(idempotencyKeys)
       .where(scope);
     if (existing) {
       if (existing.stale) {
-        await db.delete(idempotencyKeys).where(and(scope, stale));
+        await db.delete(idempotencyKeys).where(and(scope, stale()));
         continue;
       }
       if (existing.requestHash !== hash) {
@@ -146,8 +151,12 @@ async function runClaimed(
   const store = (answer: { status: number; body: unknown }) =>
     db.update(idempotencyKeys).set({ responseStatus: answer.status, sealedResponse: seal(answer.body, aad) }).where(scope);
   let run: Awaited<ReturnType<typeof deferringSideEffects<{ status: number; body: unknown }>>>;
+  // Renewed while the operation runs (a slow paymaster or an optimistic wait may outlast a lease).
+  const renew = () => db.update(idempotencyKeys).set({ createdAt: sql`now()` }).where(and(scope, isNull(idempotencyKeys.responseStatus))).catch(() => {});
+  const heartbeat = setInterval(renew, (leaseSeconds() * 1000) / 3);
+  heartbeat.unref();
   try {
-    run = await deferringSideEffects(execute);
+    run = await deferringSideEffects(execute).finally(() => clearInterval(heartbeat));
   } catch (err) {
     if (!(err instanceof ApiError && err.status < 500)) {
       // Released, so the client's retry runs (if this fails too, the claim lapses with its lease).
