@@ -7,7 +7,9 @@ import { resendUnsettledIntents } from "@/inngest/functions/unsettled";
 import { sendEvents } from "@/inngest/send";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
-import { transactionIntents } from "@/lib/db/schema";
+import { idempotencyKeys, transactionIntents } from "@/lib/db/schema";
+import { credentialOf, requestHash } from "@/lib/http/idempotency";
+import { findKey } from "@/lib/projects/service";
 import { call } from "./api";
 import { userOperationEvents } from "./chain";
 import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "./relay-fixtures";
@@ -111,5 +113,29 @@ describe("Idempotency-Key on transaction intents", () => {
     expect(replayed.status).toBe(400);
     expect(replayed.headers.get("idempotent-replayed")).toBe("true");
     expect(await intentsOf(player.id)).toHaveLength(0);
+  });
+
+  it("after a crash between the intent's commit and the key's answer, the retry answers that intent, not a second one", async () => {
+    const { body: player } = await call("POST", "/v1/players", { key, json: { name: "crashed mid-way" } });
+    const body = { ...intentBody(), player: player.id };
+    // The request that died: its intent committed (recorded under its request id), its claim never answered.
+    const died = await call("POST", "/v1/transaction_intents", { key, json: body });
+    expect(died.status, JSON.stringify(died.body)).toBe(200);
+    const db = await getDb();
+    const credential = credentialOf({ kind: "key", key: await findKey(db, key) });
+    const abandoned = (k: string, requestId: string) =>
+      db.insert(idempotencyKeys).values({ projectId, livemode: false, credential, key: k, requestHash: requestHash("POST", "/v1/transaction_intents", body), requestId, createdAt: sql`now() - interval '31 seconds'` });
+    await abandoned("tin-crashed", died.headers.get("x-request-id")!);
+    const retry = await call("POST", "/v1/transaction_intents", { key, json: body, headers: { "idempotency-key": "tin-crashed" } });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.id).toBe(died.body.id);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(await intentsOf(player.id)).toHaveLength(1);
+    // A request that died before recording anything: the retry runs it.
+    await abandoned("tin-crashed-early", "req_recorded_nothing");
+    const rerun = await call("POST", "/v1/transaction_intents", { key, json: body, headers: { "idempotency-key": "tin-crashed-early" } });
+    expect(rerun.status, JSON.stringify(rerun.body)).toBe(200);
+    expect(rerun.body.id).not.toBe(died.body.id);
+    expect(await intentsOf(player.id)).toHaveLength(2);
   });
 });

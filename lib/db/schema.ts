@@ -148,6 +148,8 @@ export const idempotencyKeys = pgTable(
     responseStatus: integer(),
     /** The answer as JSON, sealed (it may carry tokens): lib/http/idempotency.ts. */
     sealedResponse: text(),
+    /** The request that holds the claim: what a retry finds of its work should it have died before answering. */
+    requestId: text(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.livemode, t.credential, t.key] }), index().on(t.createdAt)],

@@ -86,18 +86,18 @@ export function handle(op: Operation) {
       const { raw, input } = await readRequest(op, request, url, caller.body);
       const activeDb = db;
       // No transaction wraps the operation, with an Idempotency-Key or not: its remote calls hold none open.
-      const run = () =>
-        op.run({
-          db: activeDb,
-          project: caller.project,
-          principal: caller.principal,
-          input,
-          params,
-          path: url.pathname,
-          origin: requestOrigin(request.headers, request.url),
-          headers: request.headers,
-          clientAddress: clientAddress(request.headers),
-        });
+      const context = () => ({
+        db: activeDb,
+        project: caller.project,
+        principal: caller.principal,
+        input,
+        params,
+        path: url.pathname,
+        origin: requestOrigin(request.headers, request.url),
+        headers: request.headers,
+        clientAddress: clientAddress(request.headers),
+      });
+      const run = () => op.run(context());
       const execute = async () => {
         const body = project && EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(laneOf(project, spender), run) : await run();
         if (process.env.VITEST && !(body instanceof Response)) op.response.parse(body); // the documented shape is the real shape
@@ -106,7 +106,8 @@ export function handle(op: Operation) {
       const idempotencyKey = request.headers.get("idempotency-key");
       if (op.method === "POST" && idempotencyKey && project) {
         const hash = requestHash(op.method, url.pathname, raw);
-        const outcome = await runIdempotent(db, { project, credential: credentialOf(caller.principal) }, idempotencyKey, hash, execute);
+        const recover = op.recover && ((lost: string) => op.recover!(context(), lost));
+        const outcome = await runIdempotent(db, { project, credential: credentialOf(caller.principal), requestId, recover }, idempotencyKey, hash, execute);
         response = jsonResponse(outcome.body, outcome.status, outcome.replayed ? { "idempotent-replayed": "true" } : {});
       } else {
         const outcome = await execute();

@@ -60,10 +60,13 @@ export function credentialOf(principal: unknown): string {
   }
 }
 
-/** The project and mode a key is kept in, and who sent it. */
+/** The project and mode a key is kept in, who sent it, and the request that claims it. */
 export interface IdempotencyScope {
   project: ProjectContext;
   credential: string;
+  requestId?: string;
+  /** What a request that died before its answer was stored did, as its answer (see Operation.recover). */
+  recover?: (requestId: string) => Promise<unknown>;
 }
 
 // Past 24 hours a key is forgotten. A claim is leased: the request holding it renews it (its
@@ -88,13 +91,14 @@ export const idempotencyAad = (row: { projectId: string; livemode: boolean | str
  * as without a key; its answer is stored, sealed, and replayed for 24 hours. A client error is
  * kept like a success; a server error releases the claim so a retry runs. A process that dies
  * mid-way leaves a claim that lapses within a lease (IDEMPOTENCY_LEASE_SECONDS, 30 s): a retry
- * then runs the request again. Side effects deferred with `afterCommit`
+ * then answers with what that request did if its writes committed (the operation's `recover`:
+ * an intent it recorded), or runs it again. Side effects deferred with `afterCommit`
  * (event sends) run once the answer is stored; their failure does not change it, their
  * recovery (the minute sweep of unsettled intents) redoes them.
  */
 export async function runIdempotent(
   db: Db,
-  { project, credential }: IdempotencyScope,
+  { project, credential, requestId, recover }: IdempotencyScope,
   key: string,
   hash: string,
   execute: () => Promise<{ status: number; body: unknown }>,
@@ -108,12 +112,24 @@ export async function runIdempotent(
         requestHash: idempotencyKeys.requestHash,
         responseStatus: idempotencyKeys.responseStatus,
         sealedResponse: idempotencyKeys.sealedResponse,
+        requestId: idempotencyKeys.requestId,
         stale: sql<boolean>`${stale()}`,
       })
       .from(idempotencyKeys)
       .where(scope);
     if (existing) {
       if (existing.stale) {
+        // Abandoned by a request that died: if its writes committed, what it did is the answer, else it runs again.
+        const done = existing.responseStatus === null && existing.requestId && recover ? await recover(existing.requestId) : null;
+        if (done !== null && done !== undefined) {
+          const taken = await db
+            .update(idempotencyKeys)
+            .set({ responseStatus: 200, sealedResponse: seal(done, aad), createdAt: sql`now()` })
+            .where(and(scope, isNull(idempotencyKeys.responseStatus), eq(idempotencyKeys.requestId, existing.requestId!)))
+            .returning({ key: idempotencyKeys.key });
+          if (taken.length) return { status: 200, body: done, replayed: true };
+          continue;
+        }
         await db.delete(idempotencyKeys).where(and(scope, stale()));
         continue;
       }
@@ -129,7 +145,7 @@ export async function runIdempotent(
     }
     const claimed = await db
       .insert(idempotencyKeys)
-      .values({ ...project, credential, key, requestHash: hash })
+      .values({ ...project, credential, key, requestHash: hash, requestId })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key });
     // Another request claimed this key meanwhile: look again (in progress, or its answer).

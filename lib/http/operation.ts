@@ -44,6 +44,12 @@ export interface Operation<InputSchema extends z.ZodType = z.ZodType, Result = u
   response: z.ZodType;
   // A method, so an operation of any strategy is an `Operation` (parameters are compared bivariantly).
   run(ctx: OperationContext<z.output<InputSchema>, P, Project>): Promise<Result>;
+  /**
+   * Under an Idempotency-Key whose request (`requestId`) died after its writes committed and before its answer was
+   * stored: that request's work as its answer (what `run` would have answered), or null when it did nothing, so the
+   * retry runs again. Without it such a retry runs again (lib/http/idempotency.ts).
+   */
+  recover?(ctx: OperationContext<z.output<InputSchema>, P, Project>, requestId: string): Promise<Result | null>;
 }
 
 export function defineOperation<InputSchema extends z.ZodType, Result, P = KeyPrincipal, Project extends ProjectContext | null = ProjectContext>(

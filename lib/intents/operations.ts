@@ -27,6 +27,12 @@ export const createIntent = defineOperation({
     if (optimistic) refreshAfterCommit(async () => presentIntent(await getDb(), project, await waitForLanding(await getDb(), intent), input.expand, origin));
     return presentIntent(db, project, await relayIntent(db, intent, optimistic), input.expand, origin);
   },
+  // A retry after a crash between the intent's commit and the key's answer: that intent (its relay event is the
+  // minute sweep's to send), never a second one.
+  recover: async ({ db, project, input, origin }, requestId) => {
+    const intent = await intents.intentOfRequest(db, project, requestId);
+    return intent ? presentIntent(db, project, intent, input.expand, origin) : null;
+  },
 });
 
 export const listIntents = defineOperation({

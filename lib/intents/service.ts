@@ -1,6 +1,6 @@
 // Transaction intents: creating one (building, sponsoring and signing its userOperation), recording it, reading them.
 import crypto from "node:crypto";
-import { eq, inArray, lte, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { eq, gt, inArray, lte, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { toHex, type Address, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
@@ -231,6 +231,16 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
       .returning();
     return row!;
   });
+}
+
+/** The intent a request recorded, within the day an Idempotency-Key remembers it (the project's recent intents are indexed). */
+export async function intentOfRequest(db: Queryable, ctx: ProjectContext, requestId: string): Promise<IntentRow | null> {
+  const [row] = await db
+    .select()
+    .from(transactionIntents)
+    .where(inScope(transactionIntents, ctx, gt(transactionIntents.createdAt, sql`now() - interval '25 hours'`), eq(transactionIntents.requestId, requestId)))
+    .limit(1);
+  return row ?? null;
 }
 
 export async function getIntent(db: Queryable, ctx: ProjectContext, id: string): Promise<IntentRow> {
