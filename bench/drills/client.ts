@@ -1,7 +1,7 @@
 // The drills' API client: what a careful real client does. Every POST carries an Idempotency-Key and is retried with
 // that same key until the service answers (connection refused or reset while the server restarts, 5xx, 429 or 409
-// "in progress" after its Retry-After), so a request retried after a crash does not create a second intent (but for
-// a crash between the intent's commit and the key's answer being stored: see lib/http/idempotency.ts). Each failed try is counted by
+// "in progress" after its Retry-After), so a request retried after a crash can never create a second intent (one
+// that died after recording its intent is answered with that intent: lib/http/idempotency.ts, Operation.recover). Each failed try is counted by
 // type, the drills print them.
 import crypto from "node:crypto";
 import http from "node:http";
