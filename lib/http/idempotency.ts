@@ -4,7 +4,7 @@ import type { Db } from "@/lib/db/client";
 import { idempotencyKeys } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { envNumber } from "@/lib/config";
-import { decrypt, encrypt } from "@/lib/keys/encryption";
+import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
 import { deferringSideEffects, runDeferred } from "./after-commit";
 import { ApiError } from "./errors";
@@ -56,7 +56,8 @@ export function credentialOf(principal: unknown): string {
     case "developer":
       return `developer:${p.developerId}`;
     default:
-      return p.publishableKey ? `${p.kind}:${p.publishableKey}` : (p.kind ?? "anonymous");
+      // A publishable key named in the path (the ERC-7677 service): kept as its hash, as keys are.
+      return p.publishableKey ? `${p.kind}:${sha256(p.publishableKey)}` : (p.kind ?? "anonymous");
   }
 }
 
