@@ -8,6 +8,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { estimateUserOperation, signUserOperation, toEntryPointOp, type UserOp } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
 import { sponsoredOperations } from "@/lib/db/schema";
+import { serializeUserOp } from "@/lib/intents/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, newProject } from "./api";
 import { chainOf, clientOf, fundedWallet, mined } from "./chain";
@@ -53,17 +54,8 @@ async function clientOp(sender: Address, initCode: Hex, nonceKey = 0n): Promise<
   return { ...op, paymasterAndData: "0x", signature: "0x" };
 }
 
-const wire = (op: UserOp) => ({
-  sender: op.sender,
-  nonce: toHex(op.nonce),
-  initCode: op.initCode,
-  callData: op.callData,
-  callGasLimit: toHex(op.callGasLimit),
-  verificationGasLimit: toHex(op.verificationGasLimit),
-  preVerificationGas: toHex(op.preVerificationGas),
-  maxFeePerGas: toHex(op.maxFeePerGas),
-  maxPriorityFeePerGas: toHex(op.maxPriorityFeePerGas),
-});
+/** The op as a client sends it (hex quantities). */
+const wire = serializeUserOp;
 
 const paymasterDeposit = () => clientOf(31337).readContract({ address: d().entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [d().paymaster] });
 

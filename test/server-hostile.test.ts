@@ -1,6 +1,6 @@
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "./server";
+import { rawRequest } from "./raw-http";
 
 /**
  * Hostile request targets against a production server (`next start`), byte for byte over a socket: what
@@ -16,18 +16,7 @@ afterAll(async () => {
 
 function raw(method: string, target: string) {
   const { hostname, port } = new URL(server.url);
-  return new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname, () => socket.write(`${method} ${target} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`));
-    let text = "";
-    socket.on("data", (d) => (text += d));
-    socket.on("error", reject);
-    socket.on("end", () => {
-      const [head, ...rest] = text.split("\r\n\r\n");
-      const [statusLine, ...lines] = head!.split("\r\n");
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
-      resolve({ status: Number(statusLine!.split(" ")[1]), headers, body: rest.join("\r\n\r\n") });
-    });
-  });
+  return rawRequest(hostname, Number(port), method, target);
 }
 
 describe("a running server, given hostile request targets", () => {

@@ -1,9 +1,9 @@
 import http from "node:http";
-import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as openApiRoute from "@/app/v1/openapi.json/route";
 import { installRequestHooks } from "@/lib/http/node-server";
+import { rawRequest } from "./raw-http";
 
 /**
  * Hostile request targets, as a client sends them on the wire (a raw socket: `*` is no URL
@@ -21,20 +21,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** One request written byte for byte; the answer's status, headers and body. */
-function raw(method: string, target: string) {
-  return new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve, reject) => {
-    const socket = net.connect(port, "127.0.0.1", () => socket.write(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`));
-    let text = "";
-    socket.on("data", (d) => (text += d));
-    socket.on("error", reject);
-    socket.on("end", () => {
-      const [head, ...rest] = text.split("\r\n\r\n");
-      const [statusLine, ...lines] = head!.split("\r\n");
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
-      resolve({ status: Number(statusLine!.split(" ")[1]), headers, body: rest.join("\r\n\r\n") });
-    });
-  });
-}
+const raw = (method: string, target: string) => rawRequest("127.0.0.1", port, method, target);
 
 describe("the request target *", () => {
   it("OPTIONS * answers what the server allows, with no body", async () => {
