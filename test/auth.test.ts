@@ -74,7 +74,9 @@ describe("authentication", () => {
     vi.stubEnv("NODE_ENV", "production");
     vi.stubEnv("HOST", "0.0.0.0");
     const plain = await call("GET", "/v1/players", { key: project.keys.test.secret });
-    expect(expectError(plain, 403).message).toMatch(/HTTPS/);
+    expect(expectError(plain, 403).message).toMatch(/HTTPS.*set TRUST_PROXY/);
+    vi.stubEnv("TRUST_PROXY", "1");
+    expect(expectError(await call("GET", "/v1/players", { key: project.keys.test.secret }), 403).message).not.toMatch(/TRUST_PROXY/);
     const proxied = await call("GET", "/v1/players", { key: project.keys.test.secret, headers: { "x-forwarded-proto": "https" } });
     expect(proxied.status).toBe(200);
     vi.stubEnv("HOST", "127.0.0.1");

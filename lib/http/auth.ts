@@ -4,6 +4,7 @@ import type { Queryable } from "@/lib/db/client";
 import { apiKeys } from "@/lib/db/schema";
 import { sha256 } from "@/lib/keys/encryption";
 import { findKey, type AuthenticatedKey } from "@/lib/projects/service";
+import { trustedHops } from "./client-address";
 import { ApiError } from "./errors";
 
 export type KeyKind = "secret" | "publishable";
@@ -62,6 +63,8 @@ export function requireHttps(request: Request) {
   const forwarded = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim();
   const protocol = forwarded ?? new URL(request.url).protocol.replace(":", "");
   if (protocol !== "https") {
-    throw new ApiError(403, "invalid_request_error", "Requests must be made over HTTPS.");
+    // An operator behind a TLS-terminating proxy sees this on every request until the proxy is trusted: say how.
+    const hint = trustedHops() === 0 ? " (Operators: behind a proxy that terminates TLS, set TRUST_PROXY so its X-Forwarded-Proto is believed.)" : "";
+    throw new ApiError(403, "invalid_request_error", `Requests must be made over HTTPS.${hint}`);
   }
 }
