@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
@@ -30,7 +30,7 @@ import { ownerKeyAad, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import { decrypt, encrypt, MasterKeyError } from "@/lib/keys/encryption";
 import { keyring, loadKeyring, reloadKeyring } from "@/lib/keys/master";
 import { reencryptAll } from "@/lib/keys/rotation";
-import { openSecretKey } from "@/lib/projects/sealed-keys";
+import { LEGACY_SECRET_KEY_MARK, openSecretKey } from "@/lib/projects/sealed-keys";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { openSigningSecret, webhookSecretOwner } from "@/lib/deliveries/signing";
 import { signinAad } from "@/lib/iam/google-signin";
@@ -43,7 +43,7 @@ import { createPlayer } from "@/lib/players/service";
 import { createPolicyRule } from "@/lib/policies/rules";
 import { createPolicyInput, createPolicyRuleInput } from "@/lib/policies/schema";
 import { createPolicy } from "@/lib/policies/service";
-import { createProject, type ProjectContext } from "@/lib/projects/service";
+import { createProject, currentSecretKey, type ProjectContext } from "@/lib/projects/service";
 import { createFreshDatabase } from "./fresh-database";
 
 /** The v1 format, as secrets were sealed before keys had ids: AES-256-GCM under the master key itself. */
@@ -159,6 +159,10 @@ describe("rotating the master key", () => {
       encryptedPrivateKey: legacySeal(old.current.raw, legacyKey, ownerKeyAad({ projectId: ctx.projectId, address: legacyAddress })),
     });
 
+    // A secret key sealed before keys were bound to their row, as migration 0028 marked existing ones.
+    const [legacySecret] = await db.select().from(apiKeys).where(and(eq(apiKeys.projectId, project.id), eq(apiKeys.livemode, false), eq(apiKeys.kind, "secret")));
+    await db.update(apiKeys).set({ encryptedSecret: `${LEGACY_SECRET_KEY_MARK}${encrypt(project.keys.test.secret, project.id)}` }).where(eq(apiKeys.id, legacySecret!.id));
+
     // Step 1: the servers know both keys, the new one current.
     const next = randomKey();
     process.env.KEY_ENCRYPTION_KEY = next;
@@ -193,6 +197,8 @@ describe("rotating the master key", () => {
     expect(sealed).toHaveLength(5);
     for (const s of sealed) expect(s.startsWith(`v2.${both.current.kid}.`)).toBe(true);
     expect((await reencryptAll(db, both)).every((r) => r.reencrypted === 0)).toBe(true);
+    // The marked secret key was resealed bound to its row, and opens.
+    expect(await currentSecretKey(db, ctx)).toBe(project.keys.test.secret);
 
     // Step 3: the old key is dropped; everything opens under the new one alone.
     delete process.env.KEY_ENCRYPTION_KEYRING;

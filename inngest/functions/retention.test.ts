@@ -4,7 +4,9 @@ import { eq, inArray } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { functionRuns, oauthSignins, outboundEvents, policies, sponsoredOperations, playerCredentialTokens, playerIdentities, players, playerSessions, requestLogs, webhookDeliveries } from "@/lib/db/schema";
+import { signinAad } from "@/lib/iam/google-signin";
 import { newId } from "@/lib/ids";
+import { encrypt } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
 import { purgeTable } from "@/lib/retention";
 import { newProject } from "@/test/api";
@@ -36,7 +38,8 @@ const requestLog = async (createdAt: Date) => {
 };
 const signin = async (expiresAt: Date) => {
   const id = newId("oauthSignin");
-  await (await getDb()).insert(oauthSignins).values({ id, ...ctx, provider: "google", stateHash: hex(), encryptedVerifier: "x", nonce: "n", keyHash: hex(), expiresAt });
+  // A real ciphertext: on PostgreSQL the test files share one database, which a rotation test may read whole.
+  await (await getDb()).insert(oauthSignins).values({ id, ...ctx, provider: "google", stateHash: hex(), encryptedVerifier: encrypt("verifier", signinAad(id)), nonce: "n", keyHash: hex(), expiresAt });
   return id;
 };
 const credentialToken = async (expiresAt: Date, usedAt: Date | null = null) => {
