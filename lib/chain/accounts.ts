@@ -1,10 +1,14 @@
 import {
   concat,
+  decodeFunctionData,
   encodeAbiParameters,
   encodeFunctionData,
   getContractAddress,
   hashTypedData,
+  isAddressEqual,
   keccak256,
+  size,
+  slice,
   toHex,
   type Address,
   type Hex,
@@ -45,6 +49,19 @@ export function accountFactoryCall(owner: Address, salt: Hex, guardian: Address 
     ? encodeFunctionData({ abi: accountFactoryAbi, functionName: "createAccountWithGuardian", args: [owner, guardian, salt] })
     : encodeFunctionData({ abi: accountFactoryAbi, functionName: "createAccount", args: [owner, salt] });
   return { factory, data, initCode: concat([factory, data]) };
+}
+
+/** What an initCode calling our AccountFactory deploys: its owner, built-in guardian and salt; null for any other initCode. */
+export function accountFactoryInitCode(initCode: Hex): { owner: Address; guardian: Address | null; salt: Hex } | null {
+  if (size(initCode) < 24 || !isAddressEqual(slice(initCode, 0, 20), serviceDeployment().accountFactory)) return null;
+  try {
+    const call = decodeFunctionData({ abi: accountFactoryAbi, data: slice(initCode, 20) });
+    if (call.functionName === "createAccount") return { owner: call.args[0], guardian: null, salt: call.args[1] };
+    if (call.functionName === "createAccountWithGuardian") return { owner: call.args[0], guardian: call.args[1], salt: call.args[2] };
+  } catch {
+    // not a factory call we know
+  }
+  return null;
 }
 
 /**

@@ -1,10 +1,8 @@
 // Whose operation the ERC-7677 service is asked to sponsor: the sender must be the project's own account on the
 // chain, or (unless the policy opts in to outside accounts) nothing is signed.
 import { eq, sql } from "drizzle-orm";
-import { decodeFunctionData, getAddress, isAddressEqual, size, slice, type Address, type Hex } from "viem";
-import { accountFactoryAbi } from "@/contracts/artifacts";
-import { counterfactualAddress } from "@/lib/chain/accounts";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
+import { accountFactoryInitCode, counterfactualAddress } from "@/lib/chain/accounts";
 import type { Queryable } from "@/lib/db/client";
 import { accounts, developerAccounts, playerIdentities } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
@@ -40,17 +38,9 @@ export class UnknownSenderError extends Error {
  * address is the sender (any other initCode fails in the EntryPoint or is refused by estimation).
  */
 function factoryOwner(sender: Address, initCode: Hex): Address | null {
-  const { accountFactory } = serviceDeployment();
-  if (size(initCode) < 24 || !isAddressEqual(slice(initCode, 0, 20), accountFactory)) return null;
-  try {
-    const call = decodeFunctionData({ abi: accountFactoryAbi, data: slice(initCode, 20) });
-    const [owner, guardian, salt] =
-      call.functionName === "createAccount" ? [call.args[0], null, call.args[1]] : call.functionName === "createAccountWithGuardian" ? call.args : [null, null, null];
-    if (!owner || !salt || !isAddressEqual(counterfactualAddress(owner, salt, guardian), sender)) return null;
-    return owner;
-  } catch {
-    return null;
-  }
+  const deployment = accountFactoryInitCode(initCode);
+  if (!deployment || !isAddressEqual(counterfactualAddress(deployment.owner, deployment.salt, deployment.guardian), sender)) return null;
+  return deployment.owner;
 }
 
 /**

@@ -13,7 +13,8 @@ import {
   type Hex,
   type StateOverride,
 } from "viem";
-import { accountFactoryAbi, erc1967ProxyBytecode, smartAccountAbi } from "@/contracts/artifacts";
+import { erc1967ProxyBytecode, smartAccountAbi } from "@/contracts/artifacts";
+import { accountFactoryInitCode } from "@/lib/chain/accounts";
 import { publicClient } from "@/lib/chain/clients";
 import { coalesce, latestBlock } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
@@ -157,12 +158,9 @@ export async function counterfactualAccountState(chain: ChainConfig, sender: Add
     if (size(initCode) < 24 || slice(initCode, 0, 20).toLowerCase() !== accountFactory.toLowerCase()) {
       throw new UserOperationRejectedError(`initCode must deploy the account through our AccountFactory ${accountFactory}`);
     }
-    const call = decodeFunctionData({ abi: accountFactoryAbi, data: slice(initCode, 20) });
-    if (call.functionName !== "createAccount" && call.functionName !== "createAccountWithGuardian") {
-      throw new UserOperationRejectedError("initCode must call AccountFactory.createAccount or createAccountWithGuardian");
-    }
-    owner = call.args[0];
-    guardian = call.functionName === "createAccountWithGuardian" ? call.args[1] : null;
+    const deployment = accountFactoryInitCode(initCode);
+    if (!deployment) throw new UserOperationRejectedError("initCode must call AccountFactory.createAccount or createAccountWithGuardian");
+    ({ owner, guardian } = deployment);
   }
   const word = (value: Address | bigint) => encodeAbiParameters([{ type: typeof value === "bigint" ? "uint256" : "address" }], [value]);
   const stateDiff: { slot: Hex; value: Hex }[] = [{ slot: ACCOUNT_STORAGE_SLOT, value: word(owner) }];
