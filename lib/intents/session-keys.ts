@@ -1,10 +1,10 @@
 import { and, desc, eq, inArray, isNull } from "drizzle-orm";
-import { decodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, size, slice, zeroAddress, type Address, type Hex } from "viem";
+import { decodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, size, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { chainNow, chainTime, readKey } from "@/lib/sessions/chain";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
-import type { UserOp } from "@/lib/chain/userop";
+import { paymasterPays, requiredPrefund, type UserOp } from "@/lib/chain/userop";
 import type { Queryable, Tx } from "@/lib/db/client";
 import { sessions, transactionIntents } from "@/lib/db/schema";
 import { badRequest, referenced } from "@/lib/http/errors";
@@ -51,15 +51,12 @@ export interface SessionKeyCheck {
   op: Pick<UserOp, "callData" | "initCode" | "callGasLimit" | "verificationGasLimit" | "preVerificationGas" | "maxFeePerGas" | "paymasterAndData">;
 }
 
-/** As the v0.6 EntryPoint (and SmartAccount) read it: no paymasterAndData, or one naming the zero address, is no paymaster. */
-const paymasterPays = (paymasterAndData: Hex | undefined) =>
-  !!paymasterAndData && size(paymasterAndData) >= 20 && !isAddressEqual(slice(paymasterAndData, 0, 20), zeroAddress);
-
 /** Why the key's fee cap refuses the op (the account's own validation would: AA24), or null. */
 function feeRefusal(key: Address, cap: bigint, op: SessionKeyCheck["op"]): string | null {
   if (paymasterPays(op.paymasterAndData)) return null;
-  // v0.6's prefund without a paymaster: the most the op can cost the account, tip included.
-  const cost = (op.callGasLimit + op.verificationGasLimit + op.preVerificationGas) * op.maxFeePerGas;
+  // v0.6's prefund without a paymaster ((callGasLimit + verificationGasLimit + preVerificationGas) × maxFeePerGas):
+  // the most the op can cost the account, tip included.
+  const cost = requiredPrefund(op);
   if (cost <= cap) return null;
   if (cap === 0n) {
     return `session key ${key} signs only operations a paymaster pays for (it was registered without maxFeePerOp), and this one would make the account pay up to ${cost} wei in fees: create the intent under a policy that sponsors it`;

@@ -38,10 +38,13 @@ export function preVerificationGas(op: UserOp): bigint {
   return BigInt(Math.round(callDataCost + 21_000 + 18_300 + (4 * (packed.length + 31)) / 32));
 }
 
+/** As the v0.6 EntryPoint reads an op: no paymasterAndData, or one naming the zero address, is no paymaster (the account pays). */
+export const paymasterPays = (paymasterAndData: Hex | undefined) =>
+  !!paymasterAndData && size(paymasterAndData) >= 20 && BigInt(slice(paymasterAndData, 0, 20)) !== 0n;
+
 /** What the EntryPoint takes from the payer before execution: all gas limits at maxFeePerGas (verification ×3 with a paymaster). */
-export function requiredPrefund(op: UserOp): bigint {
-  const hasPaymaster = (op.paymasterAndData ?? "0x") !== "0x";
-  const gas = op.callGasLimit + op.verificationGasLimit * (hasPaymaster ? 3n : 1n) + op.preVerificationGas;
+export function requiredPrefund(op: Pick<UserOp, "callGasLimit" | "verificationGasLimit" | "preVerificationGas" | "maxFeePerGas" | "paymasterAndData">): bigint {
+  const gas = op.callGasLimit + op.verificationGasLimit * (paymasterPays(op.paymasterAndData) ? 3n : 1n) + op.preVerificationGas;
   return gas * op.maxFeePerGas;
 }
 

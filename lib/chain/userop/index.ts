@@ -17,7 +17,7 @@ export {
   type UserOp,
 } from "./encoding";
 export { CallRevertedError, InsufficientFundsError, UserOperationRejectedError } from "./errors";
-export { chainFees, DUMMY_SIGNATURE, MIN_PRIORITY_FEE, preVerificationGas, requiredPrefund, type Fees } from "./gas";
+export { chainFees, DUMMY_SIGNATURE, MIN_PRIORITY_FEE, paymasterPays, preVerificationGas, requiredPrefund, type Fees } from "./gas";
 export {
   paymasterHash,
   signPaymasterAndData,
