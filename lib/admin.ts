@@ -4,6 +4,7 @@ import { bearerToken } from "@/lib/http/auth";
 import type { AuthStrategy } from "@/lib/http/principals";
 import { dataDir } from "@/lib/config";
 import { advertiseAdmin } from "@/lib/db/embedded";
+import { sameSecret } from "@/lib/keys/encryption";
 
 const state = globalThis as unknown as { __adminToken?: string };
 
@@ -17,9 +18,7 @@ export function enableLocalAdmin(host: string, port: string) {
 export function isAdminToken(presented: string | null): boolean {
   const expected = state.__adminToken;
   if (!expected || !presented) return false;
-  const a = Buffer.from(presented);
-  const b = Buffer.from(expected);
-  return a.length === b.length && crypto.timingSafeEqual(a, b);
+  return sameSecret(presented, expected);
 }
 
 /** The local CLI's token (only `.data/` holds it). Anyone else gets a 404, as if the route did not exist. */

@@ -7,7 +7,7 @@ import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest, conflict, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import { publicBaseUrl } from "@/lib/http/public-url";
-import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
+import { decrypt, encrypt, sameSecret, sha256 } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
 import { signInAnswer, type AuthPlayerResponse } from "./identities";
 import { loadProviderConfig } from "./provider-config";
@@ -189,7 +189,7 @@ export async function collectGoogleSignin(db: Queryable, ctx: ProjectContext, ke
   if (code === undefined) {
     throw badRequest("Missing required parameter code: the one-time code the sign-in added to redirectTo in the player's browser.", { code: { message: "Required: the code from redirectTo." } });
   }
-  if (!row.codeHash || !crypto.timingSafeEqual(Buffer.from(sha256(code)), Buffer.from(row.codeHash))) {
+  if (!row.codeHash || !sameSecret(sha256(code), row.codeHash)) {
     throw badRequest("Invalid parameter code: it is not the code this sign-in gave the browser that finished it.", { code: { message: "Does not match this sign-in." } });
   }
   const [taken] = await db

@@ -4,7 +4,7 @@ import type { Queryable } from "@/lib/db/client";
 import { playerSessions } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { newId } from "@/lib/ids";
-import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
+import { decrypt, encrypt, sameSecret, sha256 } from "@/lib/keys/encryption";
 import type { ProjectContext } from "@/lib/projects/service";
 import { issuePlayerToken, verifyPlayerToken, InvalidPlayerToken, type PlayerTokenClaims } from "./tokens";
 
@@ -28,8 +28,6 @@ export const sessionSecretAad = (sessionId: string) => `player-session:${session
  */
 const refreshTokenOf = (sessionId: string, generation: number, secret: Buffer) =>
   `${sessionId}.${generation}.${crypto.createHmac("sha256", secret).update(`${sessionId}.${generation}`).digest("base64url")}`;
-
-const sameText = (a: string, b: string) => a.length === b.length && crypto.timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** Opens a session for a player who just proved who they are (with `provider`), and answers its tokens. */
 export async function openSession(db: Queryable, ctx: ProjectContext, playerId: string, provider: string): Promise<IssuedTokens> {
@@ -68,9 +66,9 @@ export async function refreshSession(db: Queryable, ctx: ProjectContext, refresh
   if (session.revokedAt) throw new SessionError("the session was ended");
   if (session.expiresAt.getTime() <= Date.now()) throw new SessionError("the session expired");
   const secret = session.encryptedSecret ? Buffer.from(decrypt(session.encryptedSecret, sessionSecretAad(session.id)), "base64url") : null;
-  const current = generation === session.generation && sameText(sha256(refreshToken), session.refreshHash);
+  const current = generation === session.generation && sameSecret(sha256(refreshToken), session.refreshHash);
   // A session opened before secrets were kept can only check its current token.
-  const past = !current && secret !== null && generation < session.generation && sameText(refreshToken, refreshTokenOf(session.id, generation, secret));
+  const past = !current && secret !== null && generation < session.generation && sameSecret(refreshToken, refreshTokenOf(session.id, generation, secret));
   if (past) {
     await revokeSession(db, session.id, "a refresh token was used twice");
     throw new SessionError("refresh token already used: the session is ended");

@@ -64,3 +64,10 @@ function openLegacy([, iv, tag, body]: [string, string, string, string], aad: st
 }
 
 export const sha256 = (value: string) => crypto.createHash("sha256").update(value).digest("hex");
+
+/** Whether two secrets' texts are equal, compared in constant time (only their lengths may tell). */
+export function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && crypto.timingSafeEqual(x, y);
+}
