@@ -7,10 +7,10 @@ import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, siweNonces } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest, conflict, type ErrorDetails } from "@/lib/http/errors";
-import { enforce, limits } from "@/lib/http/rate-limit";
 import type { ProjectContext } from "@/lib/projects/service";
 import { createPlayer, getPlayer } from "@/lib/players/service";
 import { authPlayer, findIdentity, identitiesOf, linkIdentity, lockPlayer, signInAnswer, type AuthPlayerResponse } from "./identities";
+import { limitAddress } from "./credentials/lockout";
 import { openSession } from "./sessions";
 import { checkIssuedAt, checkSiweOrigin } from "./siwe-settings";
 
@@ -107,7 +107,7 @@ export async function siweAuthenticate(db: Queryable, ctx: ProjectContext, messa
   let found = await findIdentity(db, ctx, WALLET_PROVIDER, address);
   // A new player is a sign-up: counted per client address as password sign-ups are, before the
   // nonce is used, so a refused one can be sent again after Retry-After.
-  if (!found) await enforce(db, `auth:${clientAddress ?? "unknown"}`, limits.auth(), "Too many sign-ups from your address");
+  if (!found) await limitAddress(db, clientAddress, "Too many sign-ups from your address");
   await consumeNonce(db, ctx, verified);
   if (!found) {
     const player = await createPlayer(db, ctx, {});

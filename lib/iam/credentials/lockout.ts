@@ -21,9 +21,12 @@ const emailScope = (ctx: ProjectContext, email: string) => `${projectScope(ctx)}
 const failuresBucket = (ctx: ProjectContext, email: string) => `login-failures:${emailScope(ctx, email)}`;
 const lockBucket = (ctx: ProjectContext, email: string) => `login-lock:${emailScope(ctx, email)}`;
 
-/** The per-address limit on password attempts, counted before any password is hashed. */
-export async function limitAddress(db: Queryable, clientAddress: string | undefined) {
-  await enforce(db, `auth:${clientAddress ?? "unknown"}`, limits.auth(), "Too many sign-in attempts from your address");
+/**
+ * The per-address limit on players' sign-in and sign-up attempts (RATE_LIMIT_AUTH_PER_MINUTE), one budget for every
+ * way to sign in: counted before any password is hashed, and before a SIWE sign-up's nonce is used.
+ */
+export async function limitAddress(db: Queryable, clientAddress: string | undefined, message = "Too many sign-in attempts from your address") {
+  await enforce(db, `auth:${clientAddress ?? "unknown"}`, limits.auth(), message);
 }
 
 /** A 429 (Retry-After: what is left of the lock) while the email is locked; the same for emails no one signed up with. */
