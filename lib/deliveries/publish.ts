@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, sql } from "drizzle-orm";
 import { deliveryEvent } from "@/inngest/events";
 import { sendEvents } from "@/inngest/send";
 import { getDb, type Queryable } from "@/lib/db/client";
@@ -83,9 +83,10 @@ export async function publishTest(db: Queryable, ctx: ProjectContext, message: s
  * Where a topic's events go in a mode: the project webhook ("webhook") for intent topics, and each
  * live trigger subscribed to it. Given the event (`msg_`), only triggers created by the time it was
  * published: a fan-out redone later by the sweep must not hand an old event to a trigger added since.
- * (Compared in SQL: the timestamps have microseconds, a JS Date only milliseconds.)
+ * (Compared in SQL: the timestamps have microseconds, a JS Date only milliseconds.) With `oldest`, a topic without
+ * the project webhook goes to its oldest triggers only, that many at most.
  */
-export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic: string, messageId?: string): Promise<string[]> {
+export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic: string, messageId?: string, oldest?: number): Promise<string[]> {
   const subscribed = db
     .select({ target: triggers.id })
     .from(triggers)
@@ -101,7 +102,10 @@ export async function deliveryTargets(db: Queryable, ctx: ProjectContext, topic:
         messageId ? sql`${triggers.createdAt} <= (select ${outboundEvents.createdAt} from ${outboundEvents} where ${outboundEvents.id} = ${messageId})` : undefined,
       ),
     );
-  if (!isIntentTopic(topic)) return (await subscribed).map((r) => r.target);
+  if (!isIntentTopic(topic)) {
+    const rows = oldest === undefined ? await subscribed : await subscribed.orderBy(asc(triggers.createdAt), asc(triggers.id)).limit(oldest);
+    return rows.map((r) => r.target);
+  }
   // The project webhook and the triggers in one statement; the webhook first.
   const rows = await db
     .select({ target: sql<string>`'webhook'` })

@@ -1,3 +1,5 @@
+import { listenHost } from "@/lib/config";
+
 /**
  * Our public base URL, for URLs a third party keeps and sends browsers to (an OAuth client's
  * registered redirect URI). PUBLIC_URL when set. In production without it, the address the server
@@ -9,7 +11,7 @@ export function publicBaseUrl(requestOrigin: string | undefined): string | undef
   const configured = process.env.PUBLIC_URL?.trim();
   if (configured) return configured.replace(/\/+$/, "");
   if (process.env.NODE_ENV !== "production") return requestOrigin;
-  const host = process.env.HOST?.trim() || "127.0.0.1";
+  const host = listenHost();
   // Every interface: the server cannot know which of its names browsers reach it by.
   if (["0.0.0.0", "::", "[::]"].includes(host)) return undefined;
   const port = process.env.PORT?.trim() || "3000";

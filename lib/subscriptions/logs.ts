@@ -1,9 +1,9 @@
-import { and, asc, eq, isNull, max } from "drizzle-orm";
+import { and, eq, isNull, max } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
-import { subscriptions, triggers, webhookDeliveries } from "@/lib/db/schema";
+import { triggers, webhookDeliveries } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { attemptDelivery, type AttemptResult } from "@/lib/deliveries/attempt";
-import { publishTest } from "@/lib/deliveries/publish";
+import { deliveryTargets, publishTest } from "@/lib/deliveries/publish";
 import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { currentRequestId } from "@/lib/http/request-context";
@@ -96,14 +96,7 @@ async function testTargets(db: Queryable, ctx: ProjectContext, input: TestTrigge
       .where(and(eq(triggers.subscriptionId, subscription.id), isNull(triggers.deletedAt)));
     return rows.map((r) => ({ target: r.id }));
   }
-  const rows = await db
-    .select({ id: triggers.id })
-    .from(triggers)
-    .innerJoin(subscriptions, eq(subscriptions.id, triggers.subscriptionId))
-    .where(inScope(subscriptions, ctx, eq(subscriptions.topic, "test"), isNull(subscriptions.deletedAt), isNull(triggers.deletedAt), isNull(triggers.disabledAt)))
-    .orderBy(asc(triggers.createdAt), asc(triggers.id))
-    .limit(maxTestTriggers());
-  return rows.map((r) => ({ target: r.id }));
+  return (await deliveryTargets(db, ctx, "test", undefined, maxTestTriggers())).map((target) => ({ target }));
 }
 
 /** `work` over `items`, at most `limit` at a time; the answers in the items' order. */
