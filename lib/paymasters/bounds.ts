@@ -1,7 +1,6 @@
 // What our paymaster agrees to sign for an operation a client built (ERC-7677): every gas field bounded by the
 // service's own estimate of that op and by the chain's current fees. The bundler that lands a sponsored op is paid
 // (preVerificationGas + gas used) × its effective tip from the paymaster's deposit, so an unbounded field is a drain.
-import type { Hex } from "viem";
 import { envNumber } from "@/lib/config";
 import { onChain } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
@@ -74,7 +73,7 @@ export async function operationBounds(chain: ChainConfig, op: UserOp): Promise<O
   const percent = gasBoundPercent();
   const extra = gasBoundExtra();
   const factor = feeBoundFactor();
-  const pvg = preVerificationGas({ ...op, paymasterAndData: stubPaymasterAndData(0) as Hex, signature: DUMMY_SIGNATURE });
+  const pvg = preVerificationGas({ ...op, paymasterAndData: stubPaymasterAndData(0), signature: DUMMY_SIGNATURE });
   return {
     callGasLimit: scaled(estimated.callGasLimit, percent) + extra,
     verificationGasLimit: scaled(estimated.verificationGasLimit, percent) + extra,

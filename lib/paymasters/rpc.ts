@@ -3,7 +3,7 @@ import { decodeFunctionData, getAddress, isAddressEqual, toHex, type Abi, type A
 import { z } from "zod";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { publicClient } from "@/lib/chain/clients";
+import { latestBlock } from "@/lib/chain/coalesce";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import { requiredPrefund, signPaymasterAndData, sponsorshipWindow, stubPaymasterAndData, userOperationHash, type UserOp } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
@@ -219,10 +219,6 @@ async function sponsorOperation(db: Db, ctx: ProjectContext, params: unknown): P
   return paymasterAndData;
 }
 
-async function latestTimestamp(chain: ChainConfig) {
-  return Number((await publicClient(chain).getBlock({ blockTag: "latest" })).timestamp);
-}
-
 /** One JSON-RPC call, answered or thrown as RpcError / ApiError. */
 export async function paymasterRpc(db: Db, ctx: ProjectContext, method: string, params: unknown): Promise<unknown> {
   switch (method) {
@@ -232,7 +228,7 @@ export async function paymasterRpc(db: Db, ctx: ProjectContext, method: string, 
       // The stub is asked before the op's gas is known: its bounds and cost are checked when the final data is asked.
       const req = await readRequest(db, ctx, params);
       await db.transaction((tx) => evaluateSponsorship(tx, req.policy, req.rules, sponsorshipRequest(req, 0n)));
-      return { paymasterAndData: stubPaymasterAndData(await latestTimestamp(req.chain)), sponsor: { name: "Self-hosted paymaster" }, isFinal: false };
+      return { paymasterAndData: stubPaymasterAndData(Number((await latestBlock(req.chain)).timestamp)), sponsor: { name: "Self-hosted paymaster" }, isFinal: false };
     }
     case "pm_getPaymasterData":
       return { paymasterAndData: await sponsorOperation(db, ctx, params) };

@@ -20,7 +20,7 @@ export interface SecretKeyRow {
 export const secretKeyAad = (key: SecretKeyRow) => `api-key:${key.projectId}:${key.livemode ? "live" : "test"}:${key.id}`;
 
 /**
- * What migration 0023 put before every secret key sealed earlier, with the project id alone as AAD:
+ * What migration 0028 put before every secret key sealed earlier, with the project id alone as AAD:
  * those (and only those) still open that way until resealed bound (resealLegacySecretKeys, at start,
  * or a master-key rotation). An unmarked ciphertext is always opened bound.
  */
