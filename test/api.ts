@@ -216,3 +216,10 @@ export async function waitForLanding(key: string, id: string, timeoutMs = 30_000
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** A form as a server action receives it (FormData of text fields). */
+export function formData(fields: Record<string, string>): FormData {
+  const data = new FormData();
+  for (const [k, v] of Object.entries(fields)) data.set(k, v);
+  return data;
+}

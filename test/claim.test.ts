@@ -11,7 +11,7 @@ import { signUpInput } from "@/lib/developers/schema";
 import { projectsOf, signUp } from "@/lib/developers/service";
 import { claimableProject, claimProject, issueClaimToken } from "@/lib/projects/claims";
 import { AdminCommandError, runAdminCommand } from "@/lib/projects/commands";
-import { newProject } from "./api";
+import { formData, newProject } from "./api";
 
 // Server actions read the client's address from the request's headers: one address per test.
 const request = vi.hoisted(() => ({ address: "192.0.2.1" }));
@@ -21,11 +21,7 @@ const unique = () => `dev-${crypto.randomUUID()}@example.com`;
 const input = (email = unique()) => signUpInput.parse({ email, password: "a long enough password", name: "Dev" });
 const ownerOf = async (projectId: string) => (await (await getDb()).select({ org: projects.organizationId }).from(projects).where(eq(projects.id, projectId)))[0]!.org;
 const organizationOf = async (developerId: string) => (await projectsOf(await getDb(), developerId))[0]!.organizationId;
-const form = (fields: Record<string, string>) => {
-  const data = new FormData();
-  for (const [k, v] of Object.entries(fields)) data.set(k, v);
-  return data;
-};
+const form = formData;
 
 beforeAll(async () => {
   await getDb();

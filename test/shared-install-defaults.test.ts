@@ -7,7 +7,7 @@ import { createInvite } from "@/lib/developers/invites";
 import { signUpInput } from "@/lib/developers/schema";
 import { projectsOf, signUp } from "@/lib/developers/service";
 import { issueClaimToken } from "@/lib/projects/claims";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, formData, newProject } from "./api";
 
 /** Issue 29.14: what a shared install gets without any setting. */
 
@@ -16,11 +16,7 @@ vi.mock("next/headers", () => ({ headers: async () => new Headers({ "x-forwarded
 
 const unique = () => `dev-${crypto.randomUUID()}@example.com`;
 const input = (email = unique()) => signUpInput.parse({ email, password: "a long enough password", name: "Dev" });
-const form = (fields: Record<string, string>) => {
-  const data = new FormData();
-  for (const [k, v] of Object.entries(fields)) data.set(k, v);
-  return data;
-};
+const form = formData;
 
 beforeAll(async () => {
   await getDb();
