@@ -31,6 +31,10 @@ export const ID_PREFIXES = {
   paymaster: "pay",
   /** An operation our paymaster signed over ERC-7677 for a client that built it. */
   sponsoredOperation: "spo",
+  /** A hold on a project's sponsorship balance, and an entry of its journal. */
+  sponsorshipHold: "hld",
+  sponsorshipEntry: "sle",
+  sponsorshipDecline: "sdc",
   forwarderContract: "fwd",
 } as const;
 

@@ -5,6 +5,7 @@ import {
   index,
   integer,
   jsonb,
+  numeric,
   pgTable,
   primaryKey,
   text,
@@ -315,7 +316,7 @@ export const policyRules = pgTable(
     policyId: text()
       .notNull()
       .references(() => policies.id, { onDelete: "cascade" }),
-    type: text({ enum: ["contract_functions", "account_functions", "rate_limit"] }).notNull(),
+    type: text({ enum: ["contract_functions", "account_functions", "rate_limit", "budget", "time_window", "gas_price", "approval_webhook"] }).notNull(),
     contractId: text().references(() => contracts.id),
     /** contract_functions: an ABI function name or "All functions"; rate_limit: its kind. */
     functionName: text(),
@@ -324,6 +325,22 @@ export const policyRules = pgTable(
     countLimit: integer(),
     timeIntervalType: text({ enum: ["minute", "hour", "day", "week", "month"] }),
     timeIntervalValue: integer(),
+    /** budget: the limit, wei (native) or a decimal of dollars (usd), per scope and period. */
+    amount: text(),
+    currency: text({ enum: ["native", "usd"] }),
+    scope: text({ enum: ["policy", "player", "account", "operation"] }),
+    period: text({ enum: ["day", "week", "month", "total"] }),
+    /** time_window: sponsorship only from / until these instants. */
+    startsAt: timestamp({ withTimezone: true }),
+    endsAt: timestamp({ withTimezone: true }),
+    /** gas_price: the highest maxFeePerGas sponsored (wei), and how long an intent the service builds may wait for it. */
+    maxFeePerGas: text(),
+    waitSeconds: integer(),
+    /** approval_webhook: where to ask, how long to wait, what a failed call means; its signing secret, encrypted. */
+    url: text(),
+    timeoutMs: integer(),
+    onError: text({ enum: ["sponsor", "decline"] }),
+    encryptedSecret: text(),
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
@@ -392,6 +409,8 @@ export const transactionIntents = pgTable(
     tokenCharge: text(),
     /** A policy withdrawal: the tokens (base units) sent from the collecting developer account. */
     tokenWithdrawal: text(),
+    /** fallback=self_pay: the sponsorship decline the intent fell back from ({code, message, policy, rule}); it pays its own gas. */
+    sponsorshipDecline: jsonb(),
     /** When the landed transaction had `confirmationBlocks` blocks on top (the confirmation webhook). */
     confirmedAt: timestamp({ withTimezone: true }),
     error: text(),
@@ -914,4 +933,127 @@ export const tokenIndexCursors = pgTable(
     updatedAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.chainId, t.contract] })],
+);
+
+/**
+ * A project's sponsorship balance on one chain in one mode, in wei of the chain's native coin: available =
+ * credited - held - settled. Holds take from it atomically (a conditional UPDATE of this row), so concurrent
+ * operations can never together exceed it. The journal (sponsorship_entries) explains every change.
+ */
+export const sponsorshipBalances = pgTable(
+  "sponsorship_balances",
+  {
+    ...tenant(),
+    chainId: integer().notNull(),
+    /** Credits (funding, deposits, local grants) less corrections. */
+    credited: numeric({ precision: 78, scale: 0 }).notNull().default("0"),
+    /** The most the operations still in flight may cost. */
+    held: numeric({ precision: 78, scale: 0 }).notNull().default("0"),
+    /** What landed operations cost (their UserOperationEvent's actualGasCost). */
+    settled: numeric({ precision: 78, scale: 0 }).notNull().default("0"),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.livemode, t.chainId] }), index().on(t.chainId)],
+);
+
+/**
+ * One sponsored operation's claim on its project's balance: held at its most cost before it is sponsored, then
+ * settled at its actual cost when it lands, or released. Budgets count these (settled at cost, held at most).
+ */
+export const sponsorshipHolds = pgTable(
+  "sponsorship_holds",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    chainId: integer().notNull(),
+    status: text({ enum: ["held", "settled", "released"] }).notNull(),
+    /** What was held: the operation's required prefund (gas limits × maxFeePerGas), wei. */
+    amount: numeric({ precision: 78, scale: 0 }).notNull(),
+    /** What it cost once landed, wei. */
+    settledAmount: numeric({ precision: 78, scale: 0 }),
+    /** The native coin's USD price when held (null: the chain has none); the hold's USD values follow from it. */
+    usdPrice: numeric(),
+    cause: text({ enum: ["intent", "session", "swap", "withdrawal", "account_action", "erc7677"] }).notNull(),
+    intentId: text(),
+    sponsoredOperationId: text(),
+    policyId: text(),
+    playerId: text(),
+    accountId: text(),
+    /** ERC-7677 holds: released when the chain has passed this instant without the operation (its sponsorship window). */
+    expiresAt: timestamp({ withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("sponsorship_holds_intent_unique").on(t.intentId),
+    uniqueIndex("sponsorship_holds_operation_live").on(t.sponsoredOperationId).where(sql`status = 'held'`),
+    index().on(t.policyId, t.createdAt),
+    index().on(t.projectId, t.livemode, t.playerId, t.createdAt),
+    index().on(t.projectId, t.livemode, t.accountId, t.createdAt),
+    index().on(t.status, t.chainId),
+    index().on(t.createdAt),
+  ],
+);
+
+/** The journal of every change of a sponsorship balance: what, how much (wei and USD then), and why. */
+export const sponsorshipEntries = pgTable(
+  "sponsorship_entries",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    chainId: integer().notNull(),
+    kind: text({ enum: ["credit", "debit", "hold", "settle", "release"] }).notNull(),
+    /** Always positive, wei; the kind says which way it moves the balance. */
+    amount: numeric({ precision: 78, scale: 0 }).notNull(),
+    usd: numeric(),
+    cause: text({ enum: ["intent", "session", "swap", "withdrawal", "account_action", "erc7677", "funding", "deposit", "local_grant", "correction"] }).notNull(),
+    holdId: text(),
+    intentId: text(),
+    sponsoredOperationId: text(),
+    policyId: text(),
+    playerId: text(),
+    accountId: text(),
+    /** A deposit's `txHash:logIndex` (credited once), or who made a CLI credit. */
+    reference: text(),
+    note: text(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index().on(t.projectId, t.livemode, t.createdAt, t.id),
+    uniqueIndex("sponsorship_entries_deposit_unique").on(t.chainId, t.reference).where(sql`cause = 'deposit'`),
+    index().on(t.holdId),
+    index().on(t.intentId),
+    index().on(t.createdAt),
+  ],
+);
+
+/** Each refusal to sponsor, by reason, for the dashboard (kept SPONSORSHIP_DECLINES_RETENTION_DAYS). */
+export const sponsorshipDeclines = pgTable(
+  "sponsorship_declines",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    chainId: integer(),
+    policyId: text(),
+    ruleId: text(),
+    code: text().notNull(),
+    playerId: text(),
+    accountId: text(),
+    source: text({ enum: ["intent", "erc7677"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt), index().on(t.createdAt)],
+);
+
+/** How far a chain watcher (deposits, ERC-7677 landings) has read each chain: its next block. */
+export const chainCursors = pgTable(
+  "chain_cursors",
+  {
+    name: text().notNull(),
+    chainId: integer().notNull(),
+    nextBlock: bigint({ mode: "bigint" }).notNull(),
+    updatedAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.name, t.chainId] })],
 );

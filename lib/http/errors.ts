@@ -4,6 +4,7 @@ export type ErrorType =
   | "permission_error"
   | "idempotency_error"
   | "rate_limit_error"
+  | "sponsorship_declined"
   | "api_error";
 
 export type ErrorDetails = Record<string, { value?: unknown; message: string }>;
@@ -20,7 +21,7 @@ export class ApiError extends Error {
     super(message);
   }
 
-  toJSON() {
+  toJSON(): { error: { type: ErrorType; message: string; code?: string; details?: unknown } } {
     return { error: { type: this.type, message: this.message, ...(this.details ? { details: readableDetails(this.details) } : {}) } };
   }
 }
