@@ -12,12 +12,17 @@ import { ALL_FUNCTIONS, RATE_LIMITS, type CreatePolicyRuleInput, type ListPolicy
 import { getPolicy } from "./service";
 
 export type PolicyRuleRow = typeof policyRules.$inferSelect;
-type RuleFields = Omit<CreatePolicyRuleInput, "policy" | "expand">;
+type RuleFields = Omit<CreatePolicyRuleInput, "policy" | "expand" | "type"> & { type: PolicyRuleRow["type"] };
+const SPEC_FIELDS: (keyof RuleFields)[] = ["contract", "functionName", "wildcard", "gasLimit", "countLimit", "timeIntervalType", "timeIntervalValue"];
 
 const NOT_FOR: Record<RuleFields["type"], (keyof RuleFields)[]> = {
   contract_functions: ["gasLimit", "countLimit", "timeIntervalType", "timeIntervalValue"],
   account_functions: ["contract", "functionName", "wildcard", "gasLimit", "countLimit", "timeIntervalType", "timeIntervalValue"],
   rate_limit: ["contract", "wildcard"],
+  budget: SPEC_FIELDS,
+  time_window: SPEC_FIELDS,
+  gas_price: SPEC_FIELDS,
+  approval_webhook: SPEC_FIELDS,
 };
 
 const RATE_LIMIT_NEEDS: Record<(typeof RATE_LIMITS)[number], (keyof RuleFields)[]> = {

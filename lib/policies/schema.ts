@@ -5,6 +5,8 @@ import { idRef } from "@/lib/http/resource";
 
 export const SPONSOR_SCHEMAS = ["pay_for_user", "fixed_rate", "charge_custom_tokens"] as const;
 export const RULE_TYPES = ["contract_functions", "account_functions", "rate_limit"] as const;
+/** Every type a stored rule can have (the columns of lib/db/schema.ts); the API takes RULE_TYPES. */
+export const STORED_RULE_TYPES = [...RULE_TYPES, "budget", "time_window", "gas_price", "approval_webhook"] as const;
 export const RATE_LIMITS = ["gas_per_transaction", "gas_per_interval", "count_per_interval"] as const;
 export const TIME_INTERVALS = ["minute", "hour", "day", "week", "month"] as const;
 /** The functionName of a contract_functions rule that allows every function of its contract(s). */
@@ -89,7 +91,7 @@ export const policyRuleResponse = z.object({
   id: z.string(),
   object: z.literal("policyRule"),
   createdAt: z.number().int(),
-  type: z.enum(RULE_TYPES),
+  type: z.enum(STORED_RULE_TYPES),
   contract: idRef.loose().optional(),
   functionName: z.string().optional(),
   wildcard: z.boolean().optional(),

@@ -22,6 +22,8 @@ export function serializePolicyRule(row: PolicyRuleRow, contract: PolicyRuleResp
         timeIntervalType: present(row.timeIntervalType),
         timeIntervalValue: present(row.timeIntervalValue),
       };
+    default:
+      return base;
   }
 }
 
