@@ -982,15 +982,21 @@ export const sponsorshipHolds = pgTable(
     accountId: text(),
     /** ERC-7677 holds: released when the chain has passed this instant without the operation (its sponsorship window). */
     expiresAt: timestamp({ withTimezone: true }),
+    /**
+     * The operation's chain's clock when held (lib/sponsorship/budgets.ts sponsorshipClock: its latest block, or the
+     * wall clock when that is later): budgets' UTC days, weeks and months count holds by it.
+     */
+    chainTime: timestamp({ withTimezone: true }).notNull().defaultNow(),
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },
   (t) => [
     uniqueIndex("sponsorship_holds_intent_unique").on(t.intentId),
     uniqueIndex("sponsorship_holds_operation_live").on(t.sponsoredOperationId).where(sql`status = 'held'`),
-    index().on(t.policyId, t.createdAt),
-    index().on(t.projectId, t.livemode, t.playerId, t.createdAt),
-    index().on(t.projectId, t.livemode, t.accountId, t.createdAt),
+    // A budget's use: the holds of its policy, player or account in its period.
+    index().on(t.policyId, t.chainTime),
+    index().on(t.projectId, t.livemode, t.playerId, t.chainTime),
+    index().on(t.projectId, t.livemode, t.accountId, t.chainTime),
     index().on(t.status, t.chainId),
     index().on(t.createdAt),
   ],

@@ -113,6 +113,11 @@ export interface HoldRequest {
   playerId?: string | null;
   accountId?: string | null;
   expiresAt?: Date | null;
+  /**
+   * The chain's clock when the operation is sponsored (sponsorshipClock in lib/sponsorship/budgets.ts, the value the
+   * policy's evaluation used): budgets count holds in their period by it. Without it, the database's now().
+   */
+  chainTime?: Date | null;
 }
 
 const weiText = (n: bigint) => n.toString();
@@ -156,6 +161,7 @@ export async function hold(tx: Tx, ctx: ProjectContext, request: HoldRequest): P
       playerId: request.playerId ?? null,
       accountId: request.accountId ?? null,
       expiresAt: request.expiresAt ?? null,
+      ...(request.chainTime && { chainTime: request.chainTime }),
     })
     .returning();
   await journal(tx, held!, "hold", request.amount);
