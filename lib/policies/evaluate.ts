@@ -1,8 +1,18 @@
+// Deciding sponsorship: a policy's state, its rules (calls allowed, rate limits, budgets, time windows, gas price and
+// approval webhooks) and the install's per-operation cap, checked for one operation. Every refusal is a 402
+// sponsorship_declined naming its code, policy, rule, what remains of the limit and when it starts again
+// (lib/sponsorship/declines.ts); a deleted policy, or one for another chain, is a wrong parameter (400).
 import { and, eq, gte, inArray, ne, or, sql } from "drizzle-orm";
-import type { Address } from "viem";
-import type { Tx } from "@/lib/db/client";
+import type { Address, Hex } from "viem";
+import { chainFees } from "@/lib/chain/userop";
+import type { ChainConfig } from "@/lib/chain/registry";
+import type { Db, Queryable, Tx } from "@/lib/db/client";
 import { sponsoredOperations, transactionIntents } from "@/lib/db/schema";
 import { ApiError } from "@/lib/http/errors";
+import type { ProjectContext } from "@/lib/projects/service";
+import { approvalCalls, approveSponsorship, type ApprovalRequest } from "@/lib/sponsorship/approval";
+import { budgetHolds, budgetLimit, budgetUse, showAmount, weiToUsdMicros, type BudgetSubject } from "@/lib/sponsorship/budgets";
+import { declined, type DeclineCode, type SponsorshipDeclined } from "@/lib/sponsorship/declines";
 import type { PolicyRuleRow } from "./rules";
 import { ALL_FUNCTIONS } from "./schema";
 import type { PolicyRow } from "./service";
@@ -18,24 +28,57 @@ export interface RuledCall {
 }
 
 export interface SponsorshipRequest {
-  /** Rate limits count per player; a developer account's intents (no player) count per account. */
+  /** Rate limits and player budgets count per player; a developer account's intents (no player) count per account. */
   playerId: string | null;
+  /** The sender's id (acc_, dac_), or an outside ERC-7677 sender's lowercase address. */
   accountId: string;
   chainId: number;
   calls: RuledCall[];
-  /** The most the operation may cost, in wei (gas limits × maxFeePerGas). */
+  /** The most the operation may cost, in wei (gas limits × maxFeePerGas); 0 before its gas is known (ERC-7677 stub). */
   maxCost: bigint;
+  /** The operation's maxFeePerGas, wei: gas_price rules compare it with their ceiling. Unknown (a stub): not compared. */
+  maxFeePerGas?: bigint;
+  /** The chain's native coin in USD (lib/sponsorship/prices.ts usdPrice), read before the transaction; null: no price. */
+  usdPrice?: number | null;
+  /**
+   * The chain's clock (sponsorshipClock in lib/sponsorship/budgets.ts), read before the transaction: time windows and
+   * budgets' periods follow it. Pass the same instant to the hold. Without it, the wall clock.
+   */
+  chainTime?: Date;
+  /** Who asks (for the approval webhook's payload and the declines' record); default intent. */
+  source?: "intent" | "erc7677";
   /**
    * An operation signed over ERC-7677: its sender and nonce. Asking again for the same nonce replaces its earlier
    * record (only one op of a nonce can land), so that record is not counted against it.
    */
   operation?: { sender: Address; nonce: bigint };
+  /** For the approval webhook: the sender's address, the operation's calls as sent (to, data, value) and its hash. */
+  address?: Address;
+  operationCalls?: { to: Address; data: Hex; value?: bigint }[];
+  userOperationHash?: Hex;
+}
+
+/** One check of the policy against an operation, as the dry run shows it; a failed one is what a decline says. */
+export interface SponsorshipCheck {
+  /** The rule checked (afu_…), or null for the policy itself, its calls as a whole, the install's cap or the balance. */
+  rule: string | null;
+  /** The rule's type, or policy | calls | max_cost | balance. */
+  type: string;
+  /** null: not evaluated (an approval webhook in a dry run not asked to call it). */
+  passed: boolean | null;
+  /** The decline this check gives when it fails. */
+  code: DeclineCode;
+  reason: string;
+  /** What is left of the limit before this operation (wei, a count, or dollars with 6 decimals), when it is one. */
+  remaining: string | null;
+  /** When the limit starts again (Unix seconds), when it does. */
+  resetsAt: number | null;
 }
 
 /**
  * The most one operation sponsored by our paymaster may cost (its prefund: gas limits × maxFeePerGas) when its policy
- * has no gas_per_transaction rule: SPONSOR_MAX_COST_WEI, default 10^16 wei (0.01 of the native coin). A policy's own
- * gas_per_transaction rule replaces it, higher or lower.
+ * has no per-operation limit of its own (a gas_per_transaction rule, or a budget of scope operation):
+ * SPONSOR_MAX_COST_WEI, default 10^16 wei (0.01 of the native coin). Such a rule replaces it, higher or lower.
  */
 export const DEFAULT_MAX_COST_WEI = 10n ** 16n;
 export function sponsorMaxCost(): bigint {
@@ -43,11 +86,17 @@ export function sponsorMaxCost(): bigint {
   return raw && /^\d{1,78}$/.test(raw) ? BigInt(raw) : DEFAULT_MAX_COST_WEI;
 }
 
+/** How often an intent waiting for the chain's fee to fall under a gas_price ceiling reads the fee again. */
+const GAS_PRICE_POLL_MS = 1000;
+/** The longest an intent waits for the fee, whatever a rule says. */
+const GAS_PRICE_MAX_WAIT_SECONDS = 600;
+
 const INTERVAL_SQL: Record<string, string> = { minute: "minutes", hour: "hours", day: "days", week: "weeks", month: "months" };
 
-export const policyRefused = (policy: PolicyRow, message: string, rule?: PolicyRuleRow) =>
-  new ApiError(400, "invalid_request_error", `Policy ${policy.id} does not sponsor this intent: ${message}`, {
-    policy: { value: policy.id, message: rule ? `refused by rule ${rule.id}: ${message}` : message },
+/** A wrong parameter rather than a refusal: the policy cannot sponsor this at all (deleted, another chain). 400. */
+export const policyRefused = (policy: PolicyRow, message: string) =>
+  new ApiError(400, "invalid_request_error", `Policy ${policy.id} does not sponsor this operation: ${message}`, {
+    policy: { value: policy.id, message },
   });
 
 const ruleAllows = (rule: PolicyRuleRow, call: RuledCall) => {
@@ -65,81 +114,343 @@ const describeCall = (call: RuledCall) =>
 /** A minute-or-longer window as a SQL interval, e.g. `3 days`. */
 const windowOf = (rule: PolicyRuleRow) => `${rule.timeIntervalValue} ${INTERVAL_SQL[rule.timeIntervalType!]}`;
 
-/** The policy's state, chain and call rules (no counting): checked before anything costly is done for a request. */
-export function checkPolicyAllows(policy: PolicyRow, rules: PolicyRuleRow[], request: Pick<SponsorshipRequest, "chainId" | "calls">): void {
-  if (policy.deleted) throw policyRefused(policy, "the policy is deleted");
-  if (!policy.enabled) throw policyRefused(policy, "the policy is disabled");
-  if (policy.chainId !== request.chainId) throw policyRefused(policy, `the policy is for chain ${policy.chainId}, the intent for chain ${request.chainId}`);
+const unix = (d: Date) => Math.floor(d.getTime() / 1000);
+const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
 
-  for (const call of request.calls) {
-    if (!rules.some((rule) => ruleAllows(rule, call))) throw policyRefused(policy, `no rule allows ${describeCall(call)}`);
+/** The 402 a failed check gives. */
+export function declineOf(policy: PolicyRow, check: SponsorshipCheck): SponsorshipDeclined {
+  return declined(check.code, `Policy ${policy.id} does not sponsor this operation: ${check.reason}.`, {
+    policy: policy.id,
+    rule: check.rule ?? undefined,
+    remaining: check.remaining ?? undefined,
+    resetsAt: check.resetsAt ?? undefined,
+  });
+}
+
+/** Collects checks; unless every check is wanted (a dry run), the first that fails throws its decline. */
+class Checks {
+  readonly list: SponsorshipCheck[] = [];
+  constructor(
+    private readonly policy: PolicyRow,
+    private readonly all: boolean,
+  ) {}
+
+  add(check: Omit<SponsorshipCheck, "remaining" | "resetsAt"> & Partial<Pick<SponsorshipCheck, "remaining" | "resetsAt">>) {
+    const full = { remaining: null, resetsAt: null, ...check };
+    this.list.push(full);
+    if (!this.all && full.passed === false) throw declineOf(this.policy, full);
   }
 }
 
-/**
- * Decides whether the policy sponsors the request; throws a 400 naming the refusing rule
- * otherwise. Must run inside the transaction that records the intent, which it serializes per
- * policy and player so concurrent intents cannot both slip under a limit.
- */
-export async function evaluateSponsorship(tx: Tx, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest): Promise<void> {
-  checkPolicyAllows(policy, rules, request);
+/** Deleted, or for another chain: a 400 naming `policy` (not a decline: the request names the wrong policy). */
+function requireUsable(policy: PolicyRow, chainId: number) {
+  if (policy.deleted) throw policyRefused(policy, "the policy is deleted");
+  if (policy.chainId !== chainId) throw policyRefused(policy, `the policy is for chain ${policy.chainId}, the operation for chain ${chainId}`);
+}
 
-  const limits = rules.filter((r) => r.type === "rate_limit");
-  // Our paymaster never signs an unbounded operation: without a rule of the policy's own, the install's default cap.
-  // A policy sponsored by a registered paymaster spends that paymaster's money, under that service's own limits.
-  if (!policy.paymasterId && !limits.some((r) => r.functionName === "gas_per_transaction")) {
-    const cap = sponsorMaxCost();
-    if (request.maxCost > cap) {
-      throw policyRefused(
-        policy,
-        `the operation may cost up to ${request.maxCost} wei, over the ${cap} wei per operation this service sponsors when a policy has no gas_per_transaction rule (SPONSOR_MAX_COST_WEI)`,
-      );
+const clockOf = (request: Pick<SponsorshipRequest, "chainTime">) => request.chainTime ?? new Date();
+
+/**
+ * What needs no counting: the policy enabled, every call allowed by a rule, inside every time window (on the chain's
+ * clock) and under every gas price ceiling.
+ */
+function stateChecks(checks: Checks, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest) {
+  checks.add({ rule: null, type: "policy", code: "policy_disabled", passed: policy.enabled, reason: policy.enabled ? "the policy is enabled" : "the policy is disabled" });
+
+  const refused = request.calls.filter((call) => !rules.some((rule) => ruleAllows(rule, call)));
+  checks.add({
+    rule: null,
+    type: "calls",
+    code: "no_matching_rule",
+    passed: refused.length === 0,
+    reason: refused.length === 0 ? `every call is allowed by a rule (${request.calls.length})` : refused.map((call) => `no rule allows ${describeCall(call)}`).join("; "),
+  });
+
+  const now = clockOf(request);
+  for (const rule of rules.filter((r) => r.type === "time_window")) {
+    const base = { rule: rule.id, type: rule.type, code: "outside_time_window" as const };
+    if (rule.startsAt && now < rule.startsAt) {
+      checks.add({ ...base, passed: false, reason: `sponsorship starts at ${iso(rule.startsAt)} (the chain's time is ${iso(now)})`, resetsAt: unix(rule.startsAt) });
+    } else if (rule.endsAt && now >= rule.endsAt) {
+      checks.add({ ...base, passed: false, reason: `sponsorship ended at ${iso(rule.endsAt)} (the chain's time is ${iso(now)})` });
+    } else {
+      const until = rule.endsAt ? ` until ${iso(rule.endsAt)}` : "";
+      checks.add({ ...base, passed: true, reason: `the chain's time ${iso(now)} is within the window${rule.startsAt ? ` from ${iso(rule.startsAt)}` : ""}${until}` });
     }
   }
-  if (limits.length === 0) return;
+
+  for (const rule of rules.filter((r) => r.type === "gas_price")) {
+    const ceiling = BigInt(rule.maxFeePerGas ?? "0");
+    const base = { rule: rule.id, type: rule.type, code: "gas_price_too_high" as const };
+    if (request.maxFeePerGas === undefined) {
+      checks.add({ ...base, passed: true, reason: `the operation's maxFeePerGas is not known yet (checked against ${ceiling} wei when it is)` });
+    } else if (request.maxFeePerGas > ceiling) {
+      checks.add({ ...base, passed: false, reason: `the operation's maxFeePerGas of ${request.maxFeePerGas} wei is over the ${ceiling} wei ceiling` });
+    } else {
+      checks.add({ ...base, passed: true, reason: `the operation's maxFeePerGas of ${request.maxFeePerGas} wei is within the ${ceiling} wei ceiling` });
+    }
+  }
+}
+
+const subjectOf = (policy: PolicyRow, request: SponsorshipRequest): BudgetSubject => ({
+  projectId: policy.projectId,
+  livemode: policy.livemode,
+  playerId: request.playerId,
+  accountId: request.accountId,
+  chainId: request.chainId,
+});
+
+/** The advisory locks the counting checks take (sorted, so concurrent evaluations never wait on each other in a cycle). */
+function lockKeys(policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest): string[] {
+  const keys = new Set<string>();
+  if (rules.some((r) => r.type === "rate_limit")) keys.add(`${policy.id}:${request.playerId ?? request.accountId}`);
+  for (const rule of rules.filter((r) => r.type === "budget")) {
+    const holds = budgetHolds(policy, rule, subjectOf(policy, request));
+    if (holds) keys.add(holds.lockKey);
+  }
+  return [...keys].sort();
+}
+
+/** Rate limits: counts and gas of the subject's recent sponsored intents and ERC-7677 operations under the policy. */
+async function rateLimitChecks(checks: Checks, q: Queryable, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest) {
   const subject = request.playerId ?? request.accountId;
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`${policy.id}:${subject}`}))`);
-  for (const rule of limits) {
+  for (const rule of rules.filter((r) => r.type === "rate_limit")) {
     const limit = BigInt(rule.gasLimit ?? 0);
+    const base = { rule: rule.id, type: rule.type, code: "rate_limited" as const };
     if (rule.functionName === "gas_per_transaction") {
-      if (request.maxCost > limit) throw policyRefused(policy, `the operation may cost up to ${request.maxCost} wei, over the ${limit} wei per transaction`, rule);
+      const passed = request.maxCost <= limit;
+      checks.add({
+        ...base,
+        passed,
+        remaining: limit.toString(),
+        reason: passed ? `the operation may cost up to ${request.maxCost} wei, within the ${limit} wei per transaction` : `the operation may cost up to ${request.maxCost} wei, over the ${limit} wei per transaction`,
+      });
       continue;
     }
+    const window = windowOf(rule);
     const recent = and(
       eq(transactionIntents.policyId, policy.id),
       request.playerId ? eq(transactionIntents.playerId, request.playerId) : eq(transactionIntents.accountId, request.accountId),
       eq(transactionIntents.sponsored, true),
       inArray(transactionIntents.status, ["awaiting_signature", "pending", "broadcast", "successful", "failed"]),
-      gte(transactionIntents.createdAt, sql`now() - ${windowOf(rule)}::interval`),
+      gte(transactionIntents.createdAt, sql`now() - ${window}::interval`),
     );
     // Operations signed over ERC-7677 count as well: by player, else by the account (an outside sender by address).
     const op = request.operation;
     const recentOps = and(
       eq(sponsoredOperations.policyId, policy.id),
       request.playerId ? eq(sponsoredOperations.playerId, request.playerId) : eq(sql`coalesce(${sponsoredOperations.accountId}, ${sponsoredOperations.sender})`, request.accountId),
-      gte(sponsoredOperations.createdAt, sql`now() - ${windowOf(rule)}::interval`),
+      gte(sponsoredOperations.createdAt, sql`now() - ${window}::interval`),
       op ? or(ne(sponsoredOperations.sender, op.sender.toLowerCase()), ne(sponsoredOperations.nonce, op.nonce.toString()), ne(sponsoredOperations.chainId, request.chainId)) : undefined,
     );
+    // When the oldest counted one leaves the window (Unix seconds).
+    const resetOf = (createdAt: typeof transactionIntents.createdAt | typeof sponsoredOperations.createdAt) =>
+      sql<string | null>`floor(extract(epoch from min(${createdAt}) + ${window}::interval))::bigint::text`;
+    const earliest = (...values: (string | null | undefined)[]) => {
+      const found = values.filter((v): v is string => v !== null && v !== undefined).map(Number);
+      return found.length ? Math.min(...found) : null;
+    };
     if (rule.functionName === "count_per_interval") {
-      const [row] = await tx.select({ n: sql<number>`count(*)::int` }).from(transactionIntents).where(recent);
-      const [ops] = await tx.select({ n: sql<number>`count(*)::int` }).from(sponsoredOperations).where(recentOps);
-      if ((row?.n ?? 0) + (ops?.n ?? 0) >= rule.countLimit!) {
-        throw policyRefused(policy, `${rule.countLimit} sponsored transaction(s) per ${windowOf(rule)} reached for ${subject}`, rule);
-      }
+      const [row] = await q.select({ n: sql<number>`count(*)::int`, reset: resetOf(transactionIntents.createdAt) }).from(transactionIntents).where(recent);
+      const [ops] = await q.select({ n: sql<number>`count(*)::int`, reset: resetOf(sponsoredOperations.createdAt) }).from(sponsoredOperations).where(recentOps);
+      const count = (row?.n ?? 0) + (ops?.n ?? 0);
+      const passed = count < rule.countLimit!;
+      checks.add({
+        ...base,
+        passed,
+        remaining: String(Math.max(rule.countLimit! - count, 0)),
+        resetsAt: count > 0 ? earliest(row?.reset, ops?.reset) : null,
+        reason: passed
+          ? `${count} of ${rule.countLimit} sponsored transaction(s) per ${window} used by ${subject}`
+          : `${rule.countLimit} sponsored transaction(s) per ${window} reached for ${subject}`,
+      });
     } else if (rule.functionName === "gas_per_interval") {
       // Landed intents count what they cost; the others what they may cost at most.
-      const [row] = await tx
-        .select({ spent: sql<string>`coalesce(sum(coalesce(${transactionIntents.gasCost}, ${transactionIntents.maxCost})::numeric), 0)::text` })
+      const [row] = await q
+        .select({ spent: sql<string>`coalesce(sum(coalesce(${transactionIntents.gasCost}, ${transactionIntents.maxCost})::numeric), 0)::text`, reset: resetOf(transactionIntents.createdAt) })
         .from(transactionIntents)
         .where(recent);
-      const [ops] = await tx
-        .select({ spent: sql<string>`coalesce(sum(${sponsoredOperations.maxCost}::numeric), 0)::text` })
+      const [ops] = await q
+        .select({ spent: sql<string>`coalesce(sum(${sponsoredOperations.maxCost}::numeric), 0)::text`, reset: resetOf(sponsoredOperations.createdAt) })
         .from(sponsoredOperations)
         .where(recentOps);
       const spent = BigInt(row?.spent ?? "0") + BigInt(ops?.spent ?? "0");
-      if (spent + request.maxCost > limit) {
-        throw policyRefused(policy, `gas of ${spent} wei already sponsored in ${windowOf(rule)} plus up to ${request.maxCost} wei exceeds ${limit} wei for ${subject}`, rule);
-      }
+      const passed = spent + request.maxCost <= limit;
+      checks.add({
+        ...base,
+        passed,
+        remaining: (spent < limit ? limit - spent : 0n).toString(),
+        resetsAt: earliest(row?.reset, ops?.reset),
+        reason: passed
+          ? `gas of ${spent} wei already sponsored in ${window} plus up to ${request.maxCost} wei is within ${limit} wei for ${subject}`
+          : `gas of ${spent} wei already sponsored in ${window} plus up to ${request.maxCost} wei exceeds ${limit} wei for ${subject}`,
+      });
     }
+  }
+}
+
+/** Our paymaster never signs an unbounded operation: without a per-operation rule of the policy's own, the install's cap. */
+function maxCostCheck(checks: Checks, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest) {
+  // A policy sponsored by a registered paymaster spends that paymaster's money, under that service's own limits.
+  if (policy.paymasterId) return;
+  const ownCap = rules.some((r) => (r.type === "rate_limit" && r.functionName === "gas_per_transaction") || (r.type === "budget" && r.scope === "operation"));
+  if (ownCap) return;
+  const cap = sponsorMaxCost();
+  const passed = request.maxCost <= cap;
+  checks.add({
+    rule: null,
+    type: "max_cost",
+    code: "rate_limited",
+    passed,
+    remaining: cap.toString(),
+    reason: passed
+      ? `the operation may cost up to ${request.maxCost} wei, within the ${cap} wei per operation this service sponsors when a policy has no per-operation limit (SPONSOR_MAX_COST_WEI)`
+      : `the operation may cost up to ${request.maxCost} wei, over the ${cap} wei per operation this service sponsors when a policy has no gas_per_transaction rule or budget per operation (SPONSOR_MAX_COST_WEI)`,
+  });
+}
+
+const PERIOD_WORDS: Record<string, string> = { day: "today (UTC)", week: "this week (UTC, from Monday)", month: "this month (UTC)", total: "in total" };
+
+/** Budgets: what the operation may cost, added to what the scope used in the period, within the amount. */
+async function budgetChecks(checks: Checks, q: Queryable, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest) {
+  const price = request.usdPrice ?? null;
+  for (const rule of rules.filter((r) => r.type === "budget")) {
+    const base = { rule: rule.id, type: rule.type, code: "budget_exhausted" as const };
+    const usd = rule.currency === "usd";
+    const show = (v: bigint) => (usd ? `$${showAmount(rule, v)}` : `${showAmount(rule, v)} wei`);
+    if (usd && price === null) {
+      checks.add({ ...base, passed: false, reason: `the budget is in USD and chain ${request.chainId} has no USD price now, so this operation's cost cannot be counted against it` });
+      continue;
+    }
+    const cost = usd ? weiToUsdMicros(request.maxCost, price!) : request.maxCost;
+    const limit = budgetLimit(rule);
+    if (rule.scope === "operation") {
+      const passed = cost <= limit;
+      checks.add({
+        ...base,
+        passed,
+        remaining: showAmount(rule, limit),
+        reason: `the operation may cost up to ${show(cost)}, ${passed ? "within" : "over"} the budget of ${show(limit)} per operation`,
+      });
+      continue;
+    }
+    const use = await budgetUse(q, policy, rule, subjectOf(policy, request), clockOf(request), price);
+    const passed = use.used + cost <= limit;
+    checks.add({
+      ...base,
+      passed,
+      remaining: use.remaining,
+      resetsAt: use.resetsAt,
+      reason: `${show(use.used)} of the ${show(limit)} budget used ${PERIOD_WORDS[rule.period ?? "total"]} by ${use.whom}; this operation may cost up to ${show(cost)}${passed ? "" : ", more than is left"}`,
+    });
+  }
+}
+
+/**
+ * The policy's state, chain and call rules (no counting), throwing the first decline: a 400 for a deleted policy or
+ * another chain, a 402 policy_disabled or no_matching_rule. For an ERC-7677 stub, before anything is known of its gas.
+ */
+export function checkPolicyAllows(policy: PolicyRow, rules: PolicyRuleRow[], request: Pick<SponsorshipRequest, "chainId" | "calls">): void {
+  requireUsable(policy, request.chainId);
+  stateChecks(new Checks(policy, false), policy, rules.filter((r) => r.type !== "time_window" && r.type !== "gas_price"), { playerId: null, accountId: "", maxCost: 0n, ...request });
+}
+
+/** What an approval webhook is sent of the request. */
+export function approvalRequestOf(request: SponsorshipRequest): ApprovalRequest {
+  const ownId = /^(acc|dac)_/.test(request.accountId) ? request.accountId : null;
+  const address = request.address ?? (/^0x[0-9a-fA-F]{40}$/.test(request.accountId) ? (request.accountId as Address) : ("0x" as Address));
+  return {
+    playerId: request.playerId,
+    account: { id: ownId, address },
+    chainId: request.chainId,
+    calls: approvalCalls(request.operationCalls ?? [], request.calls),
+    maxCost: request.maxCost,
+    usdPrice: request.usdPrice ?? null,
+    source: request.source === "erc7677" ? "erc7677" : "transaction_intent",
+    ...(request.userOperationHash && { userOperationHash: request.userOperationHash }),
+  };
+}
+
+/**
+ * The checks made before anything costly or binding, OUTSIDE any transaction: the policy's state and chain, its calls,
+ * time windows and gas price ceilings, then its approval webhooks (which wait on the developer's server). Throws a 400
+ * (deleted, other chain) or the first 402 decline. The counting checks follow in evaluateSponsorship.
+ */
+export async function prepareSponsorship(db: Queryable, ctx: ProjectContext, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest): Promise<void> {
+  requireUsable(policy, request.chainId);
+  stateChecks(new Checks(policy, false), policy, rules, request);
+  if (rules.some((r) => r.type === "approval_webhook")) await approveSponsorship(db, ctx, policy, rules, approvalRequestOf(request));
+}
+
+/**
+ * Decides whether the policy sponsors the request, throwing its first decline (402) otherwise. Must run inside the
+ * transaction that records (and holds the cost of) the operation, right before the hold: it locks per policy and
+ * subject (rate limits) and per budget's scope, so concurrent operations cannot together slip under a limit. Checks
+ * the policy's state, calls, time windows and gas price again (cheap), then its rate limits, the install's per-operation
+ * cap and its budgets. Approval webhooks are not asked here (prepareSponsorship does, outside the transaction).
+ */
+export async function evaluateSponsorship(tx: Tx, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest): Promise<void> {
+  requireUsable(policy, request.chainId);
+  const checks = new Checks(policy, false);
+  stateChecks(checks, policy, rules, request);
+  for (const key of lockKeys(policy, rules, request)) await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${key}))`);
+  await rateLimitChecks(checks, tx, policy, rules, request);
+  maxCostCheck(checks, policy, rules, request);
+  await budgetChecks(checks, tx, policy, rules, request);
+}
+
+/**
+ * Every check of the policy against the request, none stopping at a failure, holding and locking nothing (the dry
+ * run). Approval webhooks are asked only with `callWebhook` (each logged as any call). A deleted policy or another
+ * chain is still a 400.
+ */
+export async function allSponsorshipChecks(
+  db: Db,
+  ctx: ProjectContext,
+  policy: PolicyRow,
+  rules: PolicyRuleRow[],
+  request: SponsorshipRequest,
+  options: { callWebhook: boolean },
+): Promise<SponsorshipCheck[]> {
+  requireUsable(policy, request.chainId);
+  const checks = new Checks(policy, true);
+  stateChecks(checks, policy, rules, request);
+  await rateLimitChecks(checks, db, policy, rules, request);
+  maxCostCheck(checks, policy, rules, request);
+  await budgetChecks(checks, db, policy, rules, request);
+  for (const rule of rules.filter((r) => r.type === "approval_webhook")) {
+    const base = { rule: rule.id, type: rule.type, code: "webhook_declined" as const };
+    if (!options.callWebhook) {
+      checks.add({ ...base, passed: null, reason: "not asked: a dry run calls approval webhooks only with callWebhook=true" });
+      continue;
+    }
+    try {
+      await approveSponsorship(db, ctx, policy, [rule], approvalRequestOf(request));
+      checks.add({ ...base, passed: true, reason: `${rule.url} approved` });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.type !== "sponsorship_declined") throw err;
+      checks.add({ ...base, passed: false, reason: err.message.replace(/\.$/, "") });
+    }
+  }
+  return checks.list;
+}
+
+/**
+ * For intents the service builds and signs: waits, up to the longest waitSeconds of the policy's gas_price rules, for
+ * the chain's fee (the maxFeePerGas the op would be built with) to fall under the lowest ceiling. Returns at once
+ * without such a rule or when the fee is under it already; after the wait the op is built as usual, and a fee still
+ * over the ceiling is declined (gas_price_too_high) by the checks. Call it before estimating, outside any transaction.
+ */
+export async function waitForGasCeiling(chain: ChainConfig, rules: PolicyRuleRow[]): Promise<void> {
+  const ceilings = rules.filter((r) => r.type === "gas_price" && r.maxFeePerGas !== null);
+  const wait = Math.min(Math.max(0, ...ceilings.map((r) => r.waitSeconds ?? 0)), GAS_PRICE_MAX_WAIT_SECONDS);
+  if (wait === 0) return;
+  const ceiling = ceilings.map((r) => BigInt(r.maxFeePerGas!)).reduce((a, b) => (b < a ? b : a));
+  const deadline = Date.now() + wait * 1000;
+  for (;;) {
+    const { maxFeePerGas } = await chainFees(chain);
+    const left = deadline - Date.now();
+    if (maxFeePerGas <= ceiling || left <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(GAS_PRICE_POLL_MS, left)));
   }
 }
