@@ -19,6 +19,7 @@ import { playerOperations } from "@/lib/players/operations";
 import { policyOperations, policyRuleOperations } from "@/lib/policies/operations";
 import { policyReportOperations } from "@/lib/policies/report-operations";
 import { sessionOperations } from "@/lib/sessions/operations";
+import { sponsorshipOperations } from "@/lib/sponsorship/operations";
 import { subscriptionOperations } from "@/lib/subscriptions/operations";
 import { webhookOperations } from "@/lib/webhooks/operations";
 
@@ -56,4 +57,6 @@ export const operations: Operation[] = [
   ...inventoryOperations,
   ...forwarderContractOperations,
   ...paymasterOperations,
+  // sponsorship ledger (issue 30)
+  ...sponsorshipOperations,
 ];

@@ -69,6 +69,8 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/paymasters", () => import("@/app/v1/paymasters/route")],
   ["/v1/paymasters/[id]", () => import("@/app/v1/paymasters/[id]/route")],
   ["/v1/paymaster_service/[publishableKey]", () => import("@/app/v1/paymaster_service/[publishableKey]/route")],
+  ["/v1/sponsorship/balances", () => import("@/app/v1/sponsorship/balances/route")],
+  ["/v1/sponsorship/ledger", () => import("@/app/v1/sponsorship/ledger/route")],
   // iam: credentials (sign-up, login, tokens, sessions)
   ["/iam/v1/auth/signup", () => import("@/app/iam/v1/auth/signup/route")],
   ["/iam/v1/auth/login", () => import("@/app/iam/v1/auth/login/route")],
