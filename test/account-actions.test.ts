@@ -32,9 +32,10 @@ describe("ownership transfer", () => {
     const newOwner = privateKeyToAccount(generatePrivateKey()).address;
 
     const noRule = await selfPolicy(key, 31337, false);
-    expect(expectError(await call("POST", `/v1/accounts/${account.id}/request_transfer_ownership`, { key, json: { newOwnerAddress: newOwner, policy: noRule.id } }), 400).message).toMatch(
-      /account itself/,
-    );
+    expect(expectError(await call("POST", `/v1/accounts/${account.id}/request_transfer_ownership`, { key, json: { newOwnerAddress: newOwner, policy: noRule.id } }), 402)).toMatchObject({
+      code: "no_matching_rule",
+      message: expect.stringMatching(/account itself/),
+    });
     expectError(await call("POST", `/v1/accounts/${account.id}/request_transfer_ownership`, { key, json: { newOwnerAddress: account.ownerAddress, policy: policy.id } }), 400);
     expectError(await call("POST", `/v1/accounts/${account.id}/request_transfer_ownership`, { key, json: { newOwnerAddress: newOwner } }), 400);
 

@@ -72,7 +72,7 @@ describe("swaps on the local exchange", () => {
     // A policy whose rules do not allow the router refuses, and nothing is sent.
     const { body: bare } = await call("POST", "/v1/policies", { key, json: { name: "no swaps", chainId: CHAIN, strategy: { sponsorSchema: "pay_for_user" } } });
     const before = await intentsTotal();
-    expect(expectError(await call("POST", "/v1/exchange", { key, json: { ...body, policy: bare.id } }), 400).details?.policy).toBeDefined();
+    expect(expectError(await call("POST", "/v1/exchange", { key, json: { ...body, policy: bare.id } }), 402)).toMatchObject({ code: "no_matching_rule", details: { policy: bare.id } });
     expect(await intentsTotal()).toBe(before);
 
     const swap = await call("POST", "/v1/exchange", { key, json: body });

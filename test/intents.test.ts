@@ -119,13 +119,17 @@ describe("refusals: nothing is sent", () => {
     const { body: player } = await call("POST", "/v1/players", { key, json: {} });
     const countIntents = async () => (await call("GET", "/v1/transaction_intents", { key, query: { player: [player.id] } })).body.total;
     const bare = await sponsoringPolicy([]);
-    const noRule = expectError(await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, player: player.id, policy: bare.id, interactions: [deposit(player.id)] } }), 400);
+    const noRule = expectError(await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, player: player.id, policy: bare.id, interactions: [deposit(player.id)] } }), 402, "sponsorship_declined");
     expect(noRule.message).toMatch(/no rule allows depositTo/);
-    expect(noRule.details?.policy).toBeDefined();
+    expect(noRule).toMatchObject({ code: "no_matching_rule", details: { policy: bare.id } });
 
     const policy = await sponsoringPolicy();
     await call("PUT", `/v1/policies/${policy.id}/disable`, { key });
-    expect(expectError(await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, player: player.id, policy: policy.id, interactions: [deposit(player.id)] } }), 400).message).toMatch(/disabled/);
+    expect(expectError(await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, player: player.id, policy: policy.id, interactions: [deposit(player.id)] } }), 402)).toMatchObject({
+      code: "policy_disabled",
+      message: expect.stringMatching(/disabled/),
+    });
+    // A deleted policy is a wrong parameter, not a refusal to sponsor: 400 naming it.
     await call("DELETE", `/v1/policies/${policy.id}`, { key });
     expect(expectError(await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, player: player.id, policy: policy.id, interactions: [deposit(player.id)] } }), 400).message).toMatch(/deleted/);
     expect(await countIntents()).toBe(0);
@@ -141,7 +145,11 @@ describe("refusals: nothing is sent", () => {
       Array.from({ length: 20 }, () => call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy: policy.id, interactions: [deposit(account.id)] } })),
     );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
-    for (const refused of results.filter((r) => r.status !== 200)) expect(expectError(refused, 400).details?.policy?.message).toMatch(/refused by rule afu_.*1 sponsored transaction/);
+    for (const refused of results.filter((r) => r.status !== 200)) {
+      const error = expectError(refused, 402, "sponsorship_declined");
+      expect(error).toMatchObject({ code: "rate_limited", details: { policy: policy.id, rule: expect.stringMatching(/^afu_/), remaining: "0", resetsAt: expect.any(Number) } });
+      expect(error.message).toMatch(/1 sponsored transaction/);
+    }
     // another player has a budget of its own
     const { body: other } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337 } });
     expect((await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: other.id, policy: policy.id, interactions: [deposit(other.id)] } })).status).toBe(200);
@@ -154,7 +162,11 @@ describe("refusals: nothing is sent", () => {
     ]);
     const { body: player } = await call("POST", "/v1/players", { key, json: {} });
     const body = (extra: Record<string, unknown>) => ({ chainId: 31337, player: player.id, interactions: [deposit(player.id)], ...extra });
-    expect(expectError(await call("POST", "/v1/transaction_intents", { key, json: body({ policy: policy.id }) }), 400).message).toMatch(/over the 1000 wei per transaction/);
+    expect(expectError(await call("POST", "/v1/transaction_intents", { key, json: body({ policy: policy.id }) }), 402)).toMatchObject({
+      code: "rate_limited",
+      message: expect.stringMatching(/over the 1000 wei per transaction/),
+      details: { remaining: "1000" },
+    });
     expect(expectError(await call("POST", "/v1/transaction_intents", { key, json: body({}) }), 400).message).toMatch(/ETH|funds|balance/i);
     const reverting = { contract: entryPoint.id, functionName: "withdrawTo", functionArgs: [player.id, "1000000000000000000000"] };
     const allPolicy = await sponsoringPolicy([{ type: "contract_functions", contract: entryPoint.id, functionName: "All functions" }]);
@@ -173,7 +185,10 @@ describe("POST /v1/accounts/{id}/deploy", () => {
   it("deploys a custodial account with a sponsored operation allowed by an account_functions rule, making the service its guardian when asked", async () => {
     const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, defaultGuardian: true } });
     const contractOnly = await sponsoringPolicy();
-    expect(expectError(await call("POST", `/v1/accounts/${account.id}/deploy`, { key, json: { policy: contractOnly.id } }), 400).message).toMatch(/account_functions/);
+    expect(expectError(await call("POST", `/v1/accounts/${account.id}/deploy`, { key, json: { policy: contractOnly.id } }), 402)).toMatchObject({
+      code: "no_matching_rule",
+      message: expect.stringMatching(/account_functions/),
+    });
     expect(await clientOf(31337).getCode({ address: account.address })).toBeUndefined();
     expect(expectError(await call("POST", `/v1/accounts/${account.id}/deploy`, { key, json: {} }), 400).details?.policy).toBeDefined();
 

@@ -198,6 +198,7 @@ const subjectOf = (policy: PolicyRow, request: SponsorshipRequest): BudgetSubjec
   playerId: request.playerId,
   accountId: request.accountId,
   chainId: request.chainId,
+  operation: request.operation,
 });
 
 /** The advisory locks the counting checks take (sorted, so concurrent evaluations never wait on each other in a cycle). */

@@ -6,7 +6,7 @@ import { and, eq, gte, sql, type SQL } from "drizzle-orm";
 import { latestBlock } from "@/lib/chain/coalesce";
 import type { ChainConfig } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
-import { sponsorshipHolds } from "@/lib/db/schema";
+import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
 import type { PolicyRuleRow } from "@/lib/policies/rules";
 import type { PolicyRow } from "@/lib/policies/service";
 
@@ -72,6 +72,11 @@ export interface BudgetSubject {
   playerId: string | null;
   accountId: string;
   chainId: number;
+  /**
+   * An ERC-7677 operation asked for again (same sender and nonce): the hold of its earlier signature is replaced by
+   * this one's (only one op of a nonce can land), so it is not counted against it.
+   */
+  operation?: { sender: string; nonce: bigint };
 }
 
 export interface BudgetUse {
@@ -134,7 +139,11 @@ export async function budgetUse(db: Queryable, policy: PolicyRow, rule: PolicyRu
     rule.currency === "usd"
       ? sql<string>`coalesce(ceil(sum(${spent} * coalesce(${sponsorshipHolds.usdPrice}, case when ${sponsorshipHolds.chainId} = ${subject.chainId} then ${price === null ? null : String(price)}::numeric end, 0)) / 1000000000000), 0)::text`
       : sql<string>`coalesce(sum(${spent}), 0)::text`;
-  const [row] = await db.select({ used: total }).from(sponsorshipHolds).where(and(holds.where, inPeriod));
+  const op = subject.operation;
+  const replaced = op
+    ? sql`not exists (select 1 from ${sponsoredOperations} where ${sponsoredOperations.id} = ${sponsorshipHolds.sponsoredOperationId} and ${sponsoredOperations.chainId} = ${subject.chainId} and ${sponsoredOperations.sender} = ${op.sender.toLowerCase()} and ${sponsoredOperations.nonce} = ${op.nonce.toString()})`
+    : undefined;
+  const [row] = await db.select({ used: total }).from(sponsorshipHolds).where(and(holds.where, inPeriod, replaced));
   const used = BigInt(row?.used ?? "0");
   return { limit, used, remaining: showAmount(rule, limit - used), resetsAt, periodStart: start, whom: holds.whom };
 }
