@@ -6,11 +6,12 @@ import { newId } from "@/lib/ids";
 import { outboundFetch, OutboundRefusedError } from "@/lib/outbound";
 import { currentSecretKey } from "@/lib/projects/service";
 import { disableAfterMs } from "./schedule";
-import { openSigningSecret, standardSignature, webhookSecretOwner, webhookSignature } from "./signing";
+import { openSigningSecret, standardHeaders, webhookSecretOwner, webhookSignature } from "./signing";
 import { metrics } from "@/lib/metrics";
 
 const DELIVERY_TIMEOUT_MS = 10_000;
-const RESPONSE_BODY_BYTES = 1024;
+/** How much of a receiver's answer the delivery log keeps (webhook deliveries and approval-webhook calls). */
+export const RESPONSE_BODY_BYTES = 1024;
 
 /** The project webhook of the event's mode, or a trigger (`tri_`). */
 export type Target = string;
@@ -56,14 +57,11 @@ async function destinationOf(db: Queryable, ctx: { projectId: string; livemode: 
 
 /** The headers of one attempt: the SDK's `openfort-signature`, and the Standard Webhooks trio when the target has a secret. */
 export function deliveryHeaders(messageId: string, body: string, apiSecretKey: string, signingSecret: string | null, now = Date.now()): Record<string, string> {
-  const timestamp = Math.floor(now / 1000);
   return {
     "content-type": "application/json",
     "user-agent": "smart-wallet-service-webhooks",
     "openfort-signature": webhookSignature(apiSecretKey, body),
-    "webhook-id": messageId,
-    "webhook-timestamp": String(timestamp),
-    ...(signingSecret ? { "webhook-signature": standardSignature(signingSecret, messageId, timestamp, body) } : {}),
+    ...standardHeaders(messageId, body, signingSecret, now),
   };
 }
 

@@ -23,7 +23,20 @@ export function standardSignature(secret: string, id: string, timestamp: number,
   return `v1,${crypto.createHmac("sha256", key).update(`${id}.${timestamp}.${body}`, "utf8").digest("base64")}`;
 }
 
-/** A signing secret sealed for storage: bound to its owner (the project webhook's mode, or a trigger) so it cannot be moved. */
+/**
+ * The Standard Webhooks headers of one request: `webhook-id`, `webhook-timestamp` (Unix seconds) and, with a secret,
+ * `webhook-signature` over both and the body. Webhook deliveries and approval-webhook calls sign with this.
+ */
+export function standardHeaders(messageId: string, body: string, signingSecret: string | null, now = Date.now()): Record<string, string> {
+  const timestamp = Math.floor(now / 1000);
+  return {
+    "webhook-id": messageId,
+    "webhook-timestamp": String(timestamp),
+    ...(signingSecret ? { "webhook-signature": standardSignature(signingSecret, messageId, timestamp, body) } : {}),
+  };
+}
+
+/** A signing secret sealed for storage: bound to its owner (the project webhook's mode, a trigger, or an approval_webhook rule) so it cannot be moved. */
 export const signingSecretAad = (owner: string) => `signing-secret:${owner}`;
 export const sealSigningSecret = (secret: string, owner: string) => encrypt(secret, signingSecretAad(owner));
 export const openSigningSecret = (sealed: string, owner: string) => decrypt(sealed, signingSecretAad(owner));

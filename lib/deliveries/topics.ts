@@ -12,3 +12,9 @@ export type BalanceTopic = (typeof BALANCE_TOPICS)[number];
 export type Topic = (typeof TOPICS)[number];
 
 export const isIntentTopic = (topic: string): topic is IntentTopic => (INTENT_TOPICS as readonly string[]).includes(topic);
+
+/**
+ * The delivery log's topic of an approval-webhook call (lib/sponsorship/approval.ts): logged beside deliveries, but no
+ * event of it is published, so nothing subscribes to it and no call is redelivered.
+ */
+export const APPROVAL_TOPIC = "sponsorship.approval";

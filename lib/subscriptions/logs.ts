@@ -4,6 +4,7 @@ import { triggers, webhookDeliveries } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { attemptDelivery, type AttemptResult } from "@/lib/deliveries/attempt";
 import { deliveryTargets, publishTest } from "@/lib/deliveries/publish";
+import { APPROVAL_TOPIC } from "@/lib/deliveries/topics";
 import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { currentRequestId } from "@/lib/http/request-context";
@@ -43,6 +44,7 @@ export const getLog = async (db: Queryable, ctx: ProjectContext, id: string) => 
  */
 export async function redeliverLog(db: Queryable, ctx: ProjectContext, id: string) {
   const row = await logRow(db, ctx, id);
+  if (row.topic === APPROVAL_TOPIC) throw conflict(`Log ${row.id} is an approval webhook call: its answer decided one sponsorship when it was asked, so it is not sent again.`);
   if (!row.messageId) {
     throw conflict(`Log ${row.id} is from before events were stored with their body, so it cannot be sent again.`);
   }
