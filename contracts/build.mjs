@@ -10,7 +10,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SRC_DIR = "contracts/src";
 const ARTIFACTS_DIR = path.join(ROOT, "contracts/artifacts");
 const SOLC_VERSION = "0.8.28";
-const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken", "ManagedBeacon", "ManagedAccountProxy", "ManagedAccountFactory", "SmartAccountV2Example", "ERC6551Registry", "TokenBoundAccount", "TestNFT", "TestMultiToken"];
+const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken", "ManagedBeacon", "ManagedAccountProxy", "ManagedAccountFactory", "SmartAccountV2Example", "ERC6551Registry", "TokenBoundAccount", "TestNFT", "TestMultiToken", "TestPriceFeed"];
 const ENTRY_POINT_ARTIFACT = "@account-abstraction/contracts/artifacts/EntryPoint.json";
 const PACKAGES = ["@openzeppelin/contracts/", "@openzeppelin/contracts-upgradeable/", "@account-abstraction/contracts/"];
 
@@ -112,6 +112,7 @@ const EXPORTS = [
   ["TokenBoundAccount", "tokenBoundAccount"],
   ["TestNFT", "testNft"],
   ["TestMultiToken", "testMultiToken"],
+  ["TestPriceFeed", "testPriceFeed"],
 ];
 
 function indexTs(artifacts) {
