@@ -6,6 +6,7 @@ import { serviceAccount } from "@/lib/keys/service-keys";
 import { ensureLocalExchange, type LocalExchange } from "@/lib/exchange/deployment";
 import { chainKey, onChain, publicClient, walletClient } from "./clients";
 import { deploymentAddresses, ensureDeployment, type Deployment } from "./deployment";
+import { ensureLocalPriceFeed } from "./price-feed";
 import type { ChainConfig } from "./registry";
 
 /** Our contracts' addresses: the same on every chain (CREATE2), the paymaster's specific to this installation's keys. */
@@ -63,6 +64,8 @@ export async function prepareChain(chain: ChainConfig): Promise<ChainPreparation
         });
         await client.waitForTransactionReceipt({ hash });
       }
+      // The dev chain's USD price (lib/sponsorship/prices) out of the box.
+      if (await ensureLocalPriceFeed(client, wallet)) deployed = [...deployed, "TestPriceFeed"];
       if (!chain.router) {
         const local = await ensureLocalExchange(client, wallet);
         deployed = [...deployed, ...local.deployed];

@@ -23,6 +23,11 @@ export interface ChainConfig {
   /** The native coin's price in USD for gas reports (`CHAIN_<id>_USD_PRICE`); null shows no USD amounts. */
   usdPrice: number | null;
   /**
+   * A Chainlink-style price feed (AggregatorV3Interface) of the native coin in USD (`usdAggregator` in CHAINS,
+   * `CHAIN_<id>_USD_AGGREGATOR`), read by lib/sponsorship/prices when no `usdPrice` is configured.
+   */
+  usdAggregator?: Address | null;
+  /**
    * A Uniswap-v2-compatible router for swaps (`router` in CHAINS, `CHAIN_<id>_ROUTER`) and its WETH (`weth`,
    * `CHAIN_<id>_WETH`; read from the router when unset). Unset on a local chain: its own exchange (lib/exchange).
    */
@@ -46,6 +51,7 @@ const configuredChain = z.strictObject({
   deployerPrivateKey: hexKey.optional(),
   nativeCurrency: z.strictObject({ name: z.string(), symbol: z.string(), decimals: z.number().int() }).optional(),
   usdPrice: z.number().nonnegative().optional(),
+  usdAggregator: contractAddress.optional(),
   router: contractAddress.optional(),
   weth: contractAddress.optional(),
 });
@@ -56,6 +62,15 @@ function usdPriceOf(chainId: number): number | undefined {
   const price = Number(raw);
   if (!Number.isFinite(price) || price < 0) invalidConfig(`CHAIN_${chainId}_USD_PRICE must be a non-negative number`);
   return price;
+}
+
+/** `CHAIN_<id>_USD_AGGREGATOR`: the address of the chain's native-coin/USD price feed. */
+function usdAggregatorOf(chainId: number): Address | undefined {
+  const name = `CHAIN_${chainId}_USD_AGGREGATOR`;
+  const value = env(name);
+  if (value === undefined) return undefined;
+  if (!isAddress(value, { strict: false })) invalidConfig(`${name} must be a 0x-prefixed 20-byte address`);
+  return getAddress(value);
 }
 
 /** A local chain's router and WETH from `CHAIN_<id>_ROUTER` / `CHAIN_<id>_WETH` (null: its own exchange). */
@@ -110,6 +125,7 @@ function readChains(): ChainConfig[] {
         bundlerUrl: env(`CHAIN_${chainId}_BUNDLER_URL`) ?? null,
         deployerKey: null,
         usdPrice: usdPriceOf(chainId) ?? null,
+        usdAggregator: usdAggregatorOf(chainId) ?? null,
         ...exchangeOf(chainId),
       });
     });
@@ -141,6 +157,7 @@ function readChains(): ChainConfig[] {
       bundlerUrl: env(`CHAIN_${id}_BUNDLER_URL`),
       deployerPrivateKey: env(`CHAIN_${id}_DEPLOYER_PRIVATE_KEY`),
       usdPrice: usdPriceOf(Number(id)),
+      usdAggregator: usdAggregatorOf(Number(id)),
       router: env(`CHAIN_${id}_ROUTER`),
       weth: env(`CHAIN_${id}_WETH`),
     });
@@ -160,6 +177,7 @@ function readChains(): ChainConfig[] {
       bundlerUrl: entry.bundlerUrl ?? null,
       deployerKey: entry.deployerPrivateKey ?? (env("DEPLOYER_PRIVATE_KEY") as Hex | undefined) ?? null,
       usdPrice: entry.usdPrice ?? null,
+      usdAggregator: entry.usdAggregator ?? null,
       router: entry.router ?? null,
       weth: entry.weth ?? null,
     });
