@@ -14,6 +14,7 @@ import { liveDeployer } from "@/lib/intents/deployer";
 import { playerSender, type IntentSender } from "@/lib/intents/sender";
 import { loadPolicy, recordIntent, type IntentPlan, type IntentRow } from "@/lib/intents/service";
 import { publishIntentEventAfterCommit } from "@/lib/deliveries/publish";
+import { releaseIntent } from "@/lib/sponsorship/ledger";
 import { getAccount, type AccountRow } from "./service";
 import { accountTypeInfo } from "./types";
 
@@ -29,7 +30,7 @@ export async function selfIntent(
   policyId: string | undefined,
   functionName: string,
   data: Hex,
-  options: { sender?: IntentSender; direct?: boolean; args?: unknown[]; sessionId?: string; optimistic?: boolean; check?: IntentPlan["check"] } = {},
+  options: { sender?: IntentSender; direct?: boolean; args?: unknown[]; sessionId?: string; optimistic?: boolean; check?: IntentPlan["check"]; cause?: IntentPlan["cause"] } = {},
 ): Promise<IntentRow> {
   const chain = chainFor(ctx, account.chainId);
   const sponsor = await loadPolicy(db, ctx, policyId);
@@ -44,6 +45,7 @@ export async function selfIntent(
     confirmationBlocks: 5,
     sessionId: options.sessionId,
     check: options.check,
+    cause: options.cause ?? "account_action",
     ...(options.direct ? { callData: data } : {}),
   });
 }
@@ -111,11 +113,15 @@ async function recoveryPlan(db: Queryable, ctx: ProjectContext, id: string, step
 async function cancelUnsignedDeployer(db: Queryable, account: AccountRow) {
   const deployer = await liveDeployer(db, account.chainId, account.id);
   if (deployer?.status !== "awaiting_signature") return;
-  const [cancelled] = await db
-    .update(transactionIntents)
-    .set({ status: "cancelled", error: "cancelled by start_recovery, whose operation deploys the account instead", updatedAt: sql`now()` })
-    .where(and(eq(transactionIntents.id, deployer.id), eq(transactionIntents.status, "awaiting_signature")))
-    .returning({ id: transactionIntents.id });
+  const [cancelled] = await db.transaction(async (tx) => {
+    const rows = await tx
+      .update(transactionIntents)
+      .set({ status: "cancelled", error: "cancelled by start_recovery, whose operation deploys the account instead", updatedAt: sql`now()` })
+      .where(and(eq(transactionIntents.id, deployer.id), eq(transactionIntents.status, "awaiting_signature")))
+      .returning({ id: transactionIntents.id });
+    if (rows.length) await releaseIntent(tx, deployer.id);
+    return rows;
+  });
   if (cancelled) await publishIntentEventAfterCommit(db, cancelled.id, "transaction_intent.cancelled");
 }
 

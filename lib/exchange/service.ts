@@ -291,6 +291,7 @@ export async function createSwap(db: Queryable, ctx: ProjectContext, input: Swap
     calls: plan.calls.map(({ to, value, data }) => ({ to, value, data })),
     ruled: plan.calls.flatMap((c) => (c.ruled ? [c.ruled] : [])),
     sponsor,
+    cause: "swap",
     interactions: plan.calls.map((c) => c.interaction),
     optimistic: input.optimistic ?? false,
     confirmationBlocks: 5,

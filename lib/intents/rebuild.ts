@@ -14,6 +14,7 @@ import { sponsorOf } from "@/lib/paymasters/sponsor";
 import { getPolicy } from "@/lib/policies/service";
 import { developerSender, playerSender, type IntentSender } from "./sender";
 import type { IntentRow } from "./service";
+import { intentHold, resizeHold } from "@/lib/sponsorship/ledger";
 import { deserializeUserOp, serializeUserOp } from "./userop-json";
 
 /**
@@ -73,16 +74,22 @@ export async function rebuildIntent(db: Db, intent: IntentRow, chain: ChainConfi
   let op = built;
   if (paymaster) op = { ...op, paymasterAndData: await paymaster.sign(op) };
   op = await signUserOperation(chain, op, sender.signer!);
-  const rows = await db
-    .update(transactionIntents)
-    .set({
-      userOperation: serializeUserOp(op),
-      userOperationHash: userOperationHash(chain, op),
-      maxCost: requiredPrefund(op).toString(),
-      deploysAccount: (op.initCode ?? "0x") !== "0x",
-      updatedAt: sql`now()`,
-    })
-    .where(and(eq(transactionIntents.id, intent.id), eq(transactionIntents.status, "pending"), eq(transactionIntents.userOperationHash, intent.userOperationHash)))
-    .returning({ id: transactionIntents.id });
-  return rows.length > 0;
+  const maxCost = requiredPrefund(op);
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .update(transactionIntents)
+      .set({
+        userOperation: serializeUserOp(op),
+        userOperationHash: userOperationHash(chain, op),
+        maxCost: maxCost.toString(),
+        deploysAccount: (op.initCode ?? "0x") !== "0x",
+        updatedAt: sql`now()`,
+      })
+      .where(and(eq(transactionIntents.id, intent.id), eq(transactionIntents.status, "pending"), eq(transactionIntents.userOperationHash, intent.userOperationHash)))
+      .returning({ id: transactionIntents.id });
+    // The new op's most cost is what the project's balance holds for it now (declined when it cannot: the intent fails).
+    const held = rows.length ? await intentHold(tx, intent.id) : null;
+    if (held) await resizeHold(tx, held.id, maxCost);
+    return rows.length > 0;
+  });
 }

@@ -16,6 +16,7 @@ import type { IntentSender } from "./sender";
 import type { IntentRow } from "./service";
 import { deserializeUserOp } from "./userop-json";
 import { metrics } from "@/lib/metrics";
+import { releaseIntent, settleIntent } from "@/lib/sponsorship/ledger";
 
 const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
 
@@ -80,19 +81,24 @@ async function recordLanding(db: Db, intent: IntentRow, receipt: RelayedUserOper
     })),
     ...(receipt.success ? {} : { error: receipt.revertReason ?? "the call reverted" }),
   };
-  await db
-    .update(transactionIntents)
-    .set({
-      status: receipt.success ? "successful" : "failed",
-      transactionHash: receipt.transactionHash,
-      blockNumber: Number(receipt.blockNumber),
-      gasUsed: receipt.actualGasUsed.toString(),
-      gasCost: receipt.actualGasCost.toString(),
-      response,
-      error: receipt.success ? null : (receipt.revertReason ?? "the call reverted"),
-      updatedAt: sql`now()`,
-    })
-    .where(eq(transactionIntents.id, intent.id));
+  // The landing and its hold's settlement at the actual cost commit together: a retry finds both done, or neither.
+  await db.transaction(async (tx) => {
+    const landed = await tx
+      .update(transactionIntents)
+      .set({
+        status: receipt.success ? "successful" : "failed",
+        transactionHash: receipt.transactionHash,
+        blockNumber: Number(receipt.blockNumber),
+        gasUsed: receipt.actualGasUsed.toString(),
+        gasCost: receipt.actualGasCost.toString(),
+        response,
+        error: receipt.success ? null : (receipt.revertReason ?? "the call reverted"),
+        updatedAt: sql`now()`,
+      })
+      .where(eq(transactionIntents.id, intent.id))
+      .returning({ id: transactionIntents.id });
+    if (landed.length) await settleIntent(tx, intent.id, receipt.actualGasCost);
+  });
   metrics.intents.inc({ outcome: receipt.success ? "landed" : "reverted" });
   if (receipt.success) metrics.landSeconds.observe((Date.now() - intent.createdAt.getTime()) / 1000);
   // Any landed op (even one whose calls reverted) has deployed its account.
@@ -188,11 +194,16 @@ function deployedWithin(chain: ChainConfig, address: Address, timeoutMs: number)
 
 /** Fails a pending intent with `reason` (no response: nothing landed); false when it had moved on. */
 export async function failIntent(db: Db, intentId: string, reason: string): Promise<boolean> {
-  const rows = await db
-    .update(transactionIntents)
-    .set({ status: "failed", error: reason, updatedAt: sql`now()` })
-    .where(and(eq(transactionIntents.id, intentId), inArray(transactionIntents.status, ["pending", "broadcast"])))
-    .returning({ id: transactionIntents.id });
+  const rows = await db.transaction(async (tx) => {
+    const failed = await tx
+      .update(transactionIntents)
+      .set({ status: "failed", error: reason, updatedAt: sql`now()` })
+      .where(and(eq(transactionIntents.id, intentId), inArray(transactionIntents.status, ["pending", "broadcast"])))
+      .returning({ id: transactionIntents.id });
+    // Nothing landed: the op's hold goes back to the project's balance.
+    if (failed.length) await releaseIntent(tx, intentId);
+    return failed;
+  });
   if (rows.length > 0) metrics.intents.inc({ outcome: "failed" });
   return rows.length > 0;
 }
@@ -290,11 +301,15 @@ export async function checkConfirmations(db: Db, intentId: string): Promise<Conf
 
 /** Cancels an intent still awaiting its signature (its sponsorship has ended); false when it moved on. */
 export async function cancelUnsigned(db: Db, intentId: string): Promise<boolean> {
-  const rows = await db
-    .update(transactionIntents)
-    .set({ status: "cancelled", error: "not signed before its sponsorship ended", updatedAt: sql`now()` })
-    .where(and(eq(transactionIntents.id, intentId), eq(transactionIntents.status, "awaiting_signature")))
-    .returning({ id: transactionIntents.id });
+  const rows = await db.transaction(async (tx) => {
+    const cancelled = await tx
+      .update(transactionIntents)
+      .set({ status: "cancelled", error: "not signed before its sponsorship ended", updatedAt: sql`now()` })
+      .where(and(eq(transactionIntents.id, intentId), eq(transactionIntents.status, "awaiting_signature")))
+      .returning({ id: transactionIntents.id });
+    if (cancelled.length) await releaseIntent(tx, intentId);
+    return cancelled;
+  });
   return rows.length > 0;
 }
 

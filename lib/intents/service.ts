@@ -38,6 +38,9 @@ import { sessionSigning } from "./session-keys";
 import { serializeUserOp } from "./userop-json";
 import { currentRequestId } from "@/lib/http/request-context";
 import { sponsorOf } from "@/lib/paymasters/sponsor";
+import { recordDecline, SponsorshipDeclined } from "@/lib/sponsorship/declines";
+import { hold, type HoldCause } from "@/lib/sponsorship/ledger";
+import { usdPrice } from "@/lib/sponsorship/prices";
 
 export type IntentRow = typeof transactionIntents.$inferSelect;
 
@@ -125,6 +128,8 @@ export interface IntentPlan {
   tokenWithdrawal?: bigint;
   /** The session (ses_) the intent registers or revokes, or whose key is to sign it. */
   sessionId?: string;
+  /** What the sponsorship ledger records the op's hold as caused by (default "intent"). */
+  cause?: HoldCause;
   /** Runs in the transaction that records the intent, to refuse it under a lock (e.g. over-withdrawal). */
   check?: (tx: Tx, op: UserOp) => Promise<void>;
   /** Reads what a check needs from the chain before that transaction (no remote call holds it open); the check it gives runs in it. */
@@ -137,6 +142,16 @@ export interface IntentPlan {
  * custodial. Nothing is sent here.
  */
 export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan): Promise<IntentRow> {
+  try {
+    return await recordOnce(db, ctx, chain, sender, plan);
+  } catch (err) {
+    // A refusal to sponsor is recorded (the dashboard's declines by reason) once its transaction has rolled back.
+    if (err instanceof SponsorshipDeclined) await recordDecline(db, ctx, err, { chainId: chain.chainId, playerId: sender.playerId, accountId: sender.id, source: "intent" });
+    throw err;
+  }
+}
+
+async function recordOnce(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan): Promise<IntentRow> {
   if (sender.deployed) return buildAndRecord(db, ctx, chain, sender, plan, false);
   // Concurrent first intents of an undeployed account: one deploys it, the others run after it (see DEPLOYER_INDEX).
   const release = claimDeployment(chain.chainId, sender.id);
@@ -196,19 +211,36 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
   // A remote service is asked only for what the rules allow; they are checked again under the lock that records the intent.
   // Signing happens outside the transaction: the service may be this one (an embedded database runs one transaction at a time).
   if (evaluate && paymaster?.remote) await db.transaction(evaluate);
+  // Our paymaster spends the project's sponsorship balance: the op's most cost is held in the transaction that records
+  // it, before its signed paymasterAndData leaves the service (a registered paymaster spends its own service's money).
+  const ours = paymaster !== null && !paymaster.remote;
+  const price = ours ? await usdPrice(chain) : null;
   const sponsored = paymaster ? { ...built, paymasterAndData: await paymaster.sign(built) } : built;
   const prepared = await plan.prepareCheck?.(sponsored);
+  const id = newId("transactionIntent");
 
   return db.transaction(async (tx) => {
     let op = sponsored;
     await evaluate?.(tx);
     await plan.check?.(tx, op);
     await prepared?.(tx);
+    if (ours) {
+      await hold(tx, ctx, {
+        chainId: chain.chainId,
+        amount: maxCost,
+        cause: plan.cause ?? "intent",
+        usdPrice: price,
+        intentId: id,
+        policyId: plan.sponsor!.policy.id,
+        playerId: sender.playerId,
+        accountId: sender.id,
+      });
+    }
     if (sender.signer) op = await signUserOperation(chain, op, sender.signer);
     const [row] = await tx
       .insert(transactionIntents)
       .values({
-        id: newId("transactionIntent"),
+        id,
         ...ctx,
         chainId: chain.chainId,
         playerId: sender.playerId,

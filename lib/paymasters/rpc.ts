@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { decodeFunctionData, getAddress, isAddressEqual, toHex, type Abi, type Address, type Hex } from "viem";
 import { z } from "zod";
 import { smartAccountAbi } from "@/contracts/artifacts";
@@ -7,7 +7,7 @@ import { latestBlock } from "@/lib/chain/coalesce";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import { requiredPrefund, signPaymasterAndData, sponsorshipWindow, stubPaymasterAndData, userOperationHash, type UserOp } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
-import { sponsoredOperations } from "@/lib/db/schema";
+import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
 import { registeredContractsAt } from "@/lib/contracts/service";
 import { ApiError } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
@@ -18,6 +18,9 @@ import type { ProjectContext } from "@/lib/projects/service";
 import { checkBounds, GasBoundError, operationBounds } from "./bounds";
 import { operationSender, UnknownSenderError, type OperationSender } from "./senders";
 import { SPONSORSHIP_SECONDS } from "./sponsor";
+import { recordDecline, SponsorshipDeclined } from "@/lib/sponsorship/declines";
+import { hold, releaseHold } from "@/lib/sponsorship/ledger";
+import { usdPrice } from "@/lib/sponsorship/prices";
 
 /**
  * Our VerifyingPaymaster served over ERC-7677 (JSON-RPC 2.0): pm_getPaymasterStubData, pm_getPaymasterData and
@@ -185,6 +188,22 @@ const sponsorshipRequest = (req: Request, maxCost: bigint): SponsorshipRequest =
  */
 async function sponsorOperation(db: Db, ctx: ProjectContext, params: unknown): Promise<Hex> {
   const req = await readRequest(db, ctx, params);
+  return noted(db, ctx, req, () => sponsorRead(db, ctx, req));
+}
+
+/** A refusal to sponsor is recorded (the dashboard's declines by reason) once its transaction has rolled back. */
+async function noted<T>(db: Db, ctx: ProjectContext, req: Request, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof SponsorshipDeclined) {
+      await recordDecline(db, ctx, err, { chainId: req.chain.chainId, playerId: req.sender.playerId, accountId: req.sender.accountId, source: "erc7677" });
+    }
+    throw err;
+  }
+}
+
+async function sponsorRead(db: Db, ctx: ProjectContext, req: Request): Promise<Hex> {
   const { chain, op } = req;
   checkPolicyAllows(req.policy, req.rules, sponsorshipRequest(req, 0n));
   try {
@@ -194,6 +213,8 @@ async function sponsorOperation(db: Db, ctx: ProjectContext, params: unknown): P
     throw err;
   }
   const window = await sponsorshipWindow(chain, SPONSORSHIP_SECONDS);
+  const price = await usdPrice(chain);
+  // Signed here, but the signature leaves the service only once the op's most cost is held (the transaction below).
   const paymasterAndData = await signPaymasterAndData(chain, op, window);
   const signed = { ...op, paymasterAndData };
   const maxCost = requiredPrefund(signed);
@@ -208,13 +229,32 @@ async function sponsorOperation(db: Db, ctx: ProjectContext, params: unknown): P
       createdAt: sql`now()`,
       updatedAt: sql`now()`,
     };
-    await tx
+    const [row] = await tx
       .insert(sponsoredOperations)
       .values({ id: newId("sponsoredOperation"), ...ctx, chainId: chain.chainId, sender: op.sender.toLowerCase(), nonce: op.nonce.toString(), ...record })
       .onConflictDoUpdate({
         target: [sponsoredOperations.projectId, sponsoredOperations.livemode, sponsoredOperations.chainId, sponsoredOperations.sender, sponsoredOperations.nonce],
         set: record,
-      });
+      })
+      .returning({ id: sponsoredOperations.id });
+    // Asked again for the same nonce: only one op of it can land, so the earlier signature's hold is replaced by this one's.
+    const [earlier] = await tx
+      .select({ id: sponsorshipHolds.id })
+      .from(sponsorshipHolds)
+      .where(and(eq(sponsorshipHolds.sponsoredOperationId, row!.id), eq(sponsorshipHolds.status, "held")));
+    if (earlier) await releaseHold(tx, earlier.id);
+    await hold(tx, ctx, {
+      chainId: chain.chainId,
+      amount: maxCost,
+      cause: "erc7677",
+      usdPrice: price,
+      sponsoredOperationId: row!.id,
+      policyId: req.policy.id,
+      playerId: req.sender.playerId,
+      accountId: req.sender.accountId,
+      // Never seen on chain by the end of its window (and the chain past it): released by the watcher.
+      expiresAt: new Date(window.validUntil * 1000),
+    });
   });
   return paymasterAndData;
 }
@@ -227,7 +267,7 @@ export async function paymasterRpc(db: Db, ctx: ProjectContext, method: string, 
     case "pm_getPaymasterStubData": {
       // The stub is asked before the op's gas is known: its bounds and cost are checked when the final data is asked.
       const req = await readRequest(db, ctx, params);
-      await db.transaction((tx) => evaluateSponsorship(tx, req.policy, req.rules, sponsorshipRequest(req, 0n)));
+      await noted(db, ctx, req, () => db.transaction((tx) => evaluateSponsorship(tx, req.policy, req.rules, sponsorshipRequest(req, 0n))));
       return { paymasterAndData: stubPaymasterAndData(Number((await latestBlock(req.chain)).timestamp)), sponsor: { name: "Self-hosted paymaster" }, isFinal: false };
     }
     case "pm_getPaymasterData":
@@ -240,6 +280,8 @@ export async function paymasterRpc(db: Db, ctx: ProjectContext, method: string, 
 /** An error as a JSON-RPC error object: the policy's refusals keep their message and details. */
 export function rpcErrorOf(err: unknown): { code: number; message: string; data?: unknown } {
   if (err instanceof RpcError) return { code: err.code, message: err.message, ...(err.data !== undefined && { data: err.data }) };
+  // A refusal to sponsor: -32003 with the decline's code and details as the API's 402 names them.
+  if (err instanceof SponsorshipDeclined) return { code: -32003, message: err.message, data: { code: err.code, ...err.toJSON().error.details } };
   if (err instanceof ApiError) {
     const body = err.toJSON().error as { message: string; details?: unknown };
     const code = err.status === 429 ? -32005 : err.status >= 500 ? -32002 : body.details && "policy" in (body.details as object) ? -32003 : -32602;

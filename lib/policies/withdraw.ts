@@ -46,6 +46,7 @@ export async function withdrawTokens(db: Queryable, ctx: ProjectContext, policyI
     calls: [call],
     ruled: [],
     sponsor: { policy, rules: [], evaluate: false },
+    cause: "withdrawal",
     interactions: [{ contract: token.id, functionName: "transfer", functionArgs: [recipient.address, amount.toString()], value: "0" }],
     optimistic: false,
     confirmationBlocks: 5,

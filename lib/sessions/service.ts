@@ -12,6 +12,7 @@ import { ApiError, badRequest, conflict, notFound, referenced } from "@/lib/http
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { selfIntent } from "@/lib/accounts/actions";
+import { releaseIntent } from "@/lib/sponsorship/ledger";
 import { resolveAccount } from "@/lib/intents/sender";
 import type { IntentRow } from "@/lib/intents/service";
 import { submitSignature } from "@/lib/intents/signature";
@@ -130,6 +131,7 @@ export async function createSession(db: Queryable, ctx: ProjectContext, input: C
   const args = [key, input.validAfter, input.validUntil, limit ?? UINT48_MAX, whitelist, maxFeePerOp] as const;
   const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "registerSessionKey", args });
   const intent = await selfIntent(db, ctx, account, input.policy, "registerSessionKey", data, {
+    cause: "session",
     args: [key, String(input.validAfter), String(input.validUntil), String(limit ?? UINT48_MAX), whitelist, String(maxFeePerOp)],
     sessionId: id,
     optimistic: input.optimistic ?? false,
@@ -189,11 +191,16 @@ export async function revokeSession(db: Queryable, ctx: ProjectContext, input: R
   }
   const { row, state } = live;
   if (state.status === "awaiting_signature") {
-    const [cancelled] = await db
-      .update(transactionIntents)
-      .set({ status: "cancelled", error: "cancelled: its session was revoked before the owner signed", updatedAt: sql`now()` })
-      .where(and(eq(transactionIntents.id, state.registration!.id), eq(transactionIntents.status, "awaiting_signature")))
-      .returning({ id: transactionIntents.id });
+    const registration = state.registration!.id;
+    const [cancelled] = await db.transaction(async (tx) => {
+      const rows = await tx
+        .update(transactionIntents)
+        .set({ status: "cancelled", error: "cancelled: its session was revoked before the owner signed", updatedAt: sql`now()` })
+        .where(and(eq(transactionIntents.id, registration), eq(transactionIntents.status, "awaiting_signature")))
+        .returning({ id: transactionIntents.id });
+      if (rows.length) await releaseIntent(tx, registration);
+      return rows;
+    });
     if (cancelled) await publishIntentEventAfterCommit(db, cancelled.id, "transaction_intent.cancelled");
     return { session: await markRevoked(db, row.id), intent: null };
   }
@@ -204,6 +211,7 @@ export async function revokeSession(db: Queryable, ctx: ProjectContext, input: R
   if (state.status === "revoking") return { session: row, intent: null };
   const data = encodeFunctionData({ abi: smartAccountAbi, functionName: "revokeSessionKey", args: [key] });
   const intent = await selfIntent(db, ctx, account, input.policy, "revokeSessionKey", data, {
+    cause: "session",
     args: [key],
     sessionId: row.id,
     optimistic: input.optimistic ?? false,
