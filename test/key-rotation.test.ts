@@ -40,7 +40,7 @@ import { issuePlayerToken, verifyPlayerToken } from "@/lib/iam/tokens";
 import { createSubscription } from "@/lib/subscriptions/service";
 import { setWebhook } from "@/lib/webhooks/service";
 import { createPlayer } from "@/lib/players/service";
-import { createPolicyRule } from "@/lib/policies/rules";
+import { createPolicyRule, getPolicyRule, openRuleSecret } from "@/lib/policies/rules";
 import { createPolicyInput, createPolicyRuleInput } from "@/lib/policies/schema";
 import { createPolicy } from "@/lib/policies/service";
 import { createProject, currentSecretKey, type ProjectContext } from "@/lib/projects/service";
@@ -136,6 +136,8 @@ describe("rotating the master key", () => {
     // Signing secrets (the webhook's, a trigger's), a provider's secrets, a player-token key, a browser sign-in.
     const webhook = await setWebhook(db, ctx, "http://127.0.0.1:9/hook");
     const subscription = await createSubscription(db, ctx, { topic: "test", triggers: [{ target: "http://127.0.0.1:9/trigger", type: "webhook" }] });
+    const approvalPolicy = await createPolicy(db, ctx, createPolicyInput.parse({ name: "approval", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } }));
+    const approval = await createPolicyRule(db, ctx, createPolicyRuleInput.parse({ policy: approvalPolicy.id, type: "approval_webhook", url: "http://127.0.0.1:9/approve" }));
     await upsertConfig(db, ctx, { provider: "telegramMiniApp", botToken: "123456:rotation-bot-token" });
     const playerToken = await issuePlayerToken(db, ctx, fresh.id, "pss_rotation");
     const session = await openSession(db, ctx, fresh.id, "wallet");
@@ -182,6 +184,7 @@ describe("rotating the master key", () => {
       "api_keys.encrypted_secret": 2,
       "webhook_settings.encrypted_secret": 1,
       "triggers.encrypted_secret": 1,
+      "policy_rules.encrypted_secret": 1,
       "oauth_configs.encrypted_secret": 1,
       "player_token_keys.encrypted_private_jwk": 1,
       "player_sessions.encrypted_secret": 1,
@@ -210,6 +213,7 @@ describe("rotating the master key", () => {
     expect(openSigningSecret(webhookRow!.encryptedSecret!, webhookSecretOwner(ctx))).toBe(webhook.secret);
     const [triggerRow] = await db.select().from(schema.triggers).where(eq(schema.triggers.id, subscription.triggers[0]!.id));
     expect(openSigningSecret(triggerRow!.encryptedSecret, triggerRow!.id)).toBe(subscription.triggers[0]!.secret);
+    expect(openRuleSecret(await getPolicyRule(db, ctx, approval.id))).toBe(approval.secret);
     expect((await loadProviderConfig(db, ctx, "telegramMiniApp"))!.secrets.botToken).toBe("123456:rotation-bot-token");
     expect((await verifyPlayerToken(db, await issuePlayerToken(db, ctx, fresh.id, "pss_rotation"))).playerId).toBe(fresh.id);
     expect((await verifyPlayerToken(db, playerToken)).playerId).toBe(fresh.id);

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, isNotNull, notLike, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Db } from "@/lib/db/client";
-import { apiKeys, developerAccounts, idempotencyKeys, oauthConfigs, oauthSignins, ownerKeys, playerSessions, playerTokenKeys, triggers, webhookSettings } from "@/lib/db/schema";
+import { apiKeys, developerAccounts, idempotencyKeys, oauthConfigs, oauthSignins, ownerKeys, playerSessions, playerTokenKeys, policyRules, triggers, webhookSettings } from "@/lib/db/schema";
 import { signingSecretAad, webhookSecretOwner } from "@/lib/deliveries/signing";
 import { signinAad } from "@/lib/iam/google-signin";
 import { oauthConfigAad } from "@/lib/iam/provider-config";
@@ -78,6 +78,16 @@ export const sealedColumns: SealedColumn[] = [
     column: triggers.encryptedSecret,
     key: "encryptedSecret",
     fields: {},
+    aad: (row) => signingSecretAad(row.id!),
+  },
+  {
+    name: "policy_rules.encrypted_secret",
+    table: policyRules,
+    id: policyRules.id,
+    column: policyRules.encryptedSecret,
+    key: "encryptedSecret",
+    fields: {},
+    // An approval webhook's signing secret, sealed to its rule as lib/policies/rules.ts seals it.
     aad: (row) => signingSecretAad(row.id!),
   },
   {

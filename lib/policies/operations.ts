@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Queryable } from "@/lib/db/client";
 import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { deletedResource, listResponse } from "@/lib/http/resource";
@@ -8,6 +9,7 @@ import {
   createPolicyInput,
   createPolicyRuleInput,
   getPolicyInput,
+  getPolicyRuleInput,
   listPoliciesInput,
   listPolicyRulesInput,
   policyResponse,
@@ -94,6 +96,12 @@ export const disablePolicy = toggle(false);
 
 const ruleTag = "Policy rules";
 
+/** The rule as the API shows it, with the signing secret the operation just made (answered this once). */
+const presentWithSecret = async (db: Queryable, rule: rules.PolicyRuleWithSecret, expand: readonly string[] | undefined) => {
+  const [shown] = await presentPolicyRules(db, [rule], expand);
+  return rule.secret ? { ...shown!, secret: rule.secret } : shown!;
+};
+
 export const createPolicyRule = defineOperation({
   operationId: "createPolicyRule",
   method: "POST",
@@ -102,7 +110,7 @@ export const createPolicyRule = defineOperation({
   tag: ruleTag,
   input: createPolicyRuleInput,
   response: policyRuleResponse,
-  run: async ({ db, project, input }) => (await presentPolicyRules(db, [await rules.createPolicyRule(db, project, input)], input.expand))[0]!,
+  run: async ({ db, project, input }) => presentWithSecret(db, await rules.createPolicyRule(db, project, input), input.expand),
 });
 
 export const listPolicyRules = defineOperation({
@@ -119,6 +127,17 @@ export const listPolicyRules = defineOperation({
   },
 });
 
+export const getPolicyRule = defineOperation({
+  operationId: "getPolicyRule",
+  method: "GET",
+  path: "/v1/policy_rules/{id}",
+  summary: "Retrieve a policy rule",
+  tag: ruleTag,
+  input: getPolicyRuleInput,
+  response: policyRuleResponse,
+  run: async ({ db, project, params, input }) => (await presentPolicyRules(db, [await rules.getPolicyRule(db, project, params.id!)], input.expand))[0]!,
+});
+
 export const updatePolicyRule = defineOperation({
   operationId: "updatePolicyRule",
   method: "POST",
@@ -127,7 +146,7 @@ export const updatePolicyRule = defineOperation({
   tag: ruleTag,
   input: updatePolicyRuleInput,
   response: policyRuleResponse,
-  run: async ({ db, project, params, input }) => (await presentPolicyRules(db, [await rules.updatePolicyRule(db, project, params.id!, input)], input.expand))[0]!,
+  run: async ({ db, project, params, input }) => presentWithSecret(db, await rules.updatePolicyRule(db, project, params.id!, input), input.expand),
 });
 
 export const deletePolicyRule = defineOperation({
@@ -142,4 +161,4 @@ export const deletePolicyRule = defineOperation({
 });
 
 export const policyOperations = [createPolicy, listPolicies, getPolicy, updatePolicy, deletePolicy, enablePolicy, disablePolicy];
-export const policyRuleOperations = [createPolicyRule, listPolicyRules, updatePolicyRule, deletePolicyRule];
+export const policyRuleOperations = [createPolicyRule, listPolicyRules, getPolicyRule, updatePolicyRule, deletePolicyRule];

@@ -5,7 +5,7 @@ import type { PolicyRow } from "./service";
 
 const present = <T>(value: T | null) => (value === null ? undefined : value);
 
-/** Only the fields the rule's type uses are shown (undefined ones drop out of the JSON). */
+/** Only the fields the rule's type uses are shown (undefined ones drop out of the JSON); never an approval webhook's secret. */
 export function serializePolicyRule(row: PolicyRuleRow, contract: PolicyRuleResponse["contract"] = row.contractId ? { id: row.contractId } : undefined): PolicyRuleResponse {
   const base = { id: row.id, object: "policyRule" as const, createdAt: unixSeconds(row.createdAt), type: row.type };
   switch (row.type) {
@@ -22,8 +22,14 @@ export function serializePolicyRule(row: PolicyRuleRow, contract: PolicyRuleResp
         timeIntervalType: present(row.timeIntervalType),
         timeIntervalValue: present(row.timeIntervalValue),
       };
-    default:
-      return base;
+    case "budget":
+      return { ...base, amount: present(row.amount), currency: present(row.currency), scope: present(row.scope), period: present(row.period) };
+    case "time_window":
+      return { ...base, startsAt: row.startsAt ? unixSeconds(row.startsAt) : undefined, endsAt: row.endsAt ? unixSeconds(row.endsAt) : undefined };
+    case "gas_price":
+      return { ...base, maxFeePerGas: present(row.maxFeePerGas), waitSeconds: present(row.waitSeconds) };
+    case "approval_webhook":
+      return { ...base, url: present(row.url), timeoutMs: present(row.timeoutMs), onError: present(row.onError) };
   }
 }
 

@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { deletePolicyRule, updatePolicyRule } from "@/lib/policies/operations";
+import { deletePolicyRule, getPolicyRule, updatePolicyRule } from "@/lib/policies/operations";
 
-export const { GET, POST, PUT, PATCH, DELETE } = routes(updatePolicyRule, deletePolicyRule);
+export const { GET, POST, PUT, PATCH, DELETE } = routes(getPolicyRule, updatePolicyRule, deletePolicyRule);
