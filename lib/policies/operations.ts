@@ -18,6 +18,7 @@ import {
   updatePolicyRuleInput,
 } from "./schema";
 import * as policies from "./service";
+import { withUsage } from "./usage";
 
 const tag = "Policies";
 
@@ -123,7 +124,7 @@ export const listPolicyRules = defineOperation({
   response: listResponse(policyRuleResponse),
   run: async ({ db, project, input, path }) => {
     const { rows, total } = await rules.listPolicyRules(db, project, input);
-    return listEnvelope(path, input, await presentPolicyRules(db, rows, input.expand), total);
+    return listEnvelope(path, input, await withUsage(db, project, rows, await presentPolicyRules(db, rows, input.expand), input.expand), total);
   },
 });
 
@@ -135,7 +136,11 @@ export const getPolicyRule = defineOperation({
   tag: ruleTag,
   input: getPolicyRuleInput,
   response: policyRuleResponse,
-  run: async ({ db, project, params, input }) => (await presentPolicyRules(db, [await rules.getPolicyRule(db, project, params.id!)], input.expand))[0]!,
+  run: async ({ db, project, params, input }) => {
+    const row = await rules.getPolicyRule(db, project, params.id!);
+    const subject = { player: input.player, account: input.account };
+    return (await withUsage(db, project, [row], await presentPolicyRules(db, [row], input.expand), input.expand, subject))[0]!;
+  },
 });
 
 export const updatePolicyRule = defineOperation({

@@ -152,14 +152,26 @@ export const updatePolicyRuleInput = z.strictObject({
   rotateSecret: about(booleanField(), "approval_webhook: true makes a new signing secret, answered once as secret; the old one stops at once.").optional(),
 });
 
-/** What a rule may expand when read alone. */
-export const POLICY_RULE_EXPAND = ["contract"] as const;
-export const getPolicyRuleInput = z.strictObject({ expand: expandField(POLICY_RULE_EXPAND) });
+/** What a rule may expand when read: its contract, and a budget's usage (its use in the current period). */
+export const POLICY_RULE_EXPAND = ["contract", "usage"] as const;
+export const getPolicyRuleInput = z.strictObject({
+  expand: expandField(POLICY_RULE_EXPAND),
+  player: z
+    .string()
+    .startsWith("pla_", "Expected a player id (pla_...)")
+    .describe("With expand=usage on a per-player budget: whose use to show.")
+    .optional(),
+  account: z
+    .string()
+    .regex(/^(acc|dac)_/, "Expected an account id (acc_... or dac_...)")
+    .describe("With expand=usage on a per-account budget: whose use to show.")
+    .optional(),
+});
 
 export const listPolicyRulesInput = z.strictObject({
   ...listInput,
   policy: z.string({ error: "policy is required: the policy (pol_...) whose rules to list" }).startsWith("pol_", "Expected a policy id (pol_...)"),
-  expand: expandField(["contract"] as const),
+  expand: expandField(POLICY_RULE_EXPAND),
 });
 
 /** A rule as the API shows it: only the fields its type uses. */
@@ -193,6 +205,19 @@ export const policyRuleResponse = z.object({
   secret: z
     .string()
     .describe("approval_webhook: the Standard Webhooks signing secret (whsec_...), only in the answer that made it: the create, or an update with rotateSecret.")
+    .optional(),
+  /** budget, with expand=usage: its use in the current period (lib/sponsorship/budgets.ts budgetUsage). */
+  usage: z
+    .object({
+      used: z.string().nullable(),
+      remaining: z.string().nullable(),
+      periodStart: z.number().int().nullable(),
+      resetsAt: z.number().int().nullable(),
+      subject: z.string().nullable(),
+    })
+    .describe(
+      "budget, with expand=usage: used and remaining in the current UTC period (wei, or dollars with 6 decimals), its start and reset (Unix seconds, the chain's clock; null for total) and whose use (the policy, or the player or account named; null with used and remaining null when the budget is per player or account and none was named).",
+    )
     .optional(),
 });
 

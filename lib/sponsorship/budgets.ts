@@ -147,3 +147,44 @@ export async function budgetUse(db: Queryable, policy: PolicyRow, rule: PolicyRu
   const used = BigInt(row?.used ?? "0");
   return { limit, used, remaining: showAmount(rule, limit - used), resetsAt, periodStart: start, whom: holds.whom };
 }
+
+/** A budget rule's use as the API shows it (`expand=usage` on policy rules). */
+export interface BudgetUsage {
+  /** Used in the current period (wei, or dollars with 6 decimals); null when the budget is per player or account and none was named. */
+  used: string | null;
+  /** What is left of the amount; null as `used`. */
+  remaining: string | null;
+  /** The start of the current period and when it resets (Unix seconds, UTC on the chain's clock); null for `total`. */
+  periodStart: number | null;
+  resetsAt: number | null;
+  /** Whose use is shown: the policy's, or the player's or account's named. */
+  subject: string | null;
+}
+
+/**
+ * A budget's use now (`at`: the policy chain's sponsorshipClock), for the policy, or for the player or account named
+ * (`subject`). A per-operation budget has no use: all of it remains for each operation.
+ */
+export async function budgetUsage(
+  db: Queryable,
+  policy: PolicyRow,
+  rule: PolicyRuleRow,
+  subject: { player?: string; account?: string },
+  at: Date,
+  price: number | null,
+): Promise<BudgetUsage> {
+  const { start, end } = periodOf((rule.period ?? "total") as BudgetPeriod, at);
+  const period = { periodStart: start && Math.floor(start.getTime() / 1000), resetsAt: end && Math.floor(end.getTime() / 1000) };
+  if (rule.scope === "operation") return { used: null, remaining: showAmount(rule, budgetLimit(rule)), periodStart: null, resetsAt: null, subject: null };
+  const who = rule.scope === "player" ? subject.player : rule.scope === "account" ? subject.account : policy.id;
+  if (!who) return { used: null, remaining: null, ...period, subject: null };
+  const use = await budgetUse(
+    db,
+    policy,
+    rule,
+    { projectId: policy.projectId, livemode: policy.livemode, playerId: rule.scope === "player" ? who : null, accountId: who, chainId: policy.chainId },
+    at,
+    price,
+  );
+  return { used: showAmount(rule, use.used), remaining: use.remaining, ...period, subject: who };
+}
