@@ -24,7 +24,8 @@ import { inScope } from "@/lib/db/scope";
 import { badRequest, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
-import { evaluateSponsorship, type RuledCall } from "@/lib/policies/evaluate";
+import { evaluateSponsorship, prepareSponsorship, type RuledCall, type SponsorshipRequest } from "@/lib/policies/evaluate";
+import { sponsorshipClock } from "@/lib/sponsorship/budgets";
 import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
 import { getPolicy, type PolicyRow } from "@/lib/policies/service";
 import { planTokenCharge, transferCall } from "@/lib/policies/tokens";
@@ -204,17 +205,30 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
     built.preVerificationGas = preVerificationGas(built);
   }
   const maxCost = requiredPrefund(built);
-  const evaluate = plan.sponsor?.evaluate
-    ? (tx: Tx) =>
-        evaluateSponsorship(tx, plan.sponsor!.policy, plan.sponsor!.rules, { playerId: sender.playerId, accountId: sender.id, chainId: chain.chainId, calls: plan.ruled, maxCost })
-    : null;
-  // A remote service is asked only for what the rules allow; they are checked again under the lock that records the intent.
-  // Signing happens outside the transaction: the service may be this one (an embedded database runs one transaction at a time).
-  if (evaluate && paymaster?.remote) await db.transaction(evaluate);
   // Our paymaster spends the project's sponsorship balance: the op's most cost is held in the transaction that records
   // it, before its signed paymasterAndData leaves the service (a registered paymaster spends its own service's money).
   const ours = paymaster !== null && !paymaster.remote;
-  const price = ours ? await usdPrice(chain) : null;
+  // Read before any transaction (chain calls): the price and clock the rules judge by are the ones the hold records.
+  const [price, chainTime] = plan.sponsor ? await Promise.all([usdPrice(chain), sponsorshipClock(chain)]) : [null, undefined];
+  const request: SponsorshipRequest = {
+    playerId: sender.playerId,
+    accountId: sender.id,
+    address: sender.address,
+    chainId: chain.chainId,
+    calls: plan.ruled,
+    operationCalls: accountCalls,
+    maxCost,
+    maxFeePerGas: built.maxFeePerGas,
+    usdPrice: price,
+    chainTime,
+    source: "intent",
+  };
+  const evaluate = plan.sponsor?.evaluate ? (tx: Tx) => evaluateSponsorship(tx, plan.sponsor!.policy, plan.sponsor!.rules, request) : null;
+  // State, calls, time windows, gas price and approval webhooks: decided before anything is signed, outside the transaction.
+  if (plan.sponsor?.evaluate) await prepareSponsorship(db, ctx, plan.sponsor.policy, plan.sponsor.rules, request);
+  // A remote service is asked only for what the rules allow; they are checked again under the lock that records the intent.
+  // Signing happens outside the transaction: the service may be this one (an embedded database runs one transaction at a time).
+  if (evaluate && paymaster?.remote) await db.transaction(evaluate);
   const sponsored = paymaster ? { ...built, paymasterAndData: await paymaster.sign(built) } : built;
   const prepared = await plan.prepareCheck?.(sponsored);
   const id = newId("transactionIntent");
@@ -230,6 +244,7 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
         amount: maxCost,
         cause: plan.cause ?? "intent",
         usdPrice: price,
+        chainTime,
         intentId: id,
         policyId: plan.sponsor!.policy.id,
         playerId: sender.playerId,

@@ -11,7 +11,8 @@ import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
 import { registeredContractsAt } from "@/lib/contracts/service";
 import { ApiError } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
-import { checkPolicyAllows, evaluateSponsorship, type RuledCall, type SponsorshipRequest } from "@/lib/policies/evaluate";
+import { checkPolicyAllows, evaluateSponsorship, prepareSponsorship, type RuledCall, type SponsorshipRequest } from "@/lib/policies/evaluate";
+import { sponsorshipClock } from "@/lib/sponsorship/budgets";
 import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
 import { getPolicy, type PolicyRow } from "@/lib/policies/service";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -172,12 +173,32 @@ async function readRequest(db: Db, ctx: ProjectContext, params: unknown): Promis
   return { chain, op, policy, rules, sender, calls };
 }
 
-const sponsorshipRequest = (req: Request, maxCost: bigint): SponsorshipRequest => ({
+/** The op's calls as an approval webhook is shown them: execute/executeBatch decoded (ruledCalls refused anything else). */
+function operationCalls(op: UserOp): { to: Address; data: Hex; value: bigint }[] {
+  try {
+    const decoded = decodeFunctionData({ abi: smartAccountAbi, data: op.callData });
+    if (decoded.functionName === "execute") return [{ to: decoded.args[0], value: decoded.args[1], data: decoded.args[2] }];
+    if (decoded.functionName === "executeBatch") return decoded.args[0].map((to, i) => ({ to, value: decoded.args[1][i] ?? 0n, data: decoded.args[2][i]! }));
+  } catch {
+    // a bare deployment (empty callData)
+  }
+  return [];
+}
+
+/** What the policy's checks judge: `price` and `chainTime` read before any transaction (and recorded with the hold). */
+const sponsorshipRequest = (req: Request, maxCost: bigint, read: { price?: number | null; chainTime?: Date } = {}): SponsorshipRequest => ({
   playerId: req.sender.playerId,
   accountId: req.sender.accountId ?? req.sender.address.toLowerCase(),
+  address: req.op.sender,
   chainId: req.chain.chainId,
   calls: req.calls,
+  operationCalls: operationCalls(req.op),
   maxCost,
+  // The stub is asked before the op's fees are final: its fee is judged with the final data.
+  ...(maxCost > 0n && { maxFeePerGas: req.op.maxFeePerGas }),
+  usdPrice: read.price ?? null,
+  ...(read.chainTime && { chainTime: read.chainTime }),
+  source: "erc7677",
   operation: { sender: req.op.sender, nonce: req.op.nonce },
 });
 
@@ -212,14 +233,16 @@ async function sponsorRead(db: Db, ctx: ProjectContext, req: Request): Promise<H
     if (err instanceof GasBoundError) throw invalid(err.message, { field: err.field, value: toHex(err.value), bound: toHex(err.bound) });
     throw err;
   }
-  const window = await sponsorshipWindow(chain, SPONSORSHIP_SECONDS);
-  const price = await usdPrice(chain);
+  const [window, price, chainTime] = await Promise.all([sponsorshipWindow(chain, SPONSORSHIP_SECONDS), usdPrice(chain), sponsorshipClock(chain)]);
   // Signed here, but the signature leaves the service only once the op's most cost is held (the transaction below).
   const paymasterAndData = await signPaymasterAndData(chain, op, window);
   const signed = { ...op, paymasterAndData };
   const maxCost = requiredPrefund(signed);
+  const request = { ...sponsorshipRequest(req, maxCost, { price, chainTime }), userOperationHash: userOperationHash(chain, signed) };
+  // Time windows, gas price and approval webhooks, outside the transaction (a webhook waits on the developer's server).
+  await prepareSponsorship(db, ctx, req.policy, req.rules, request);
   await db.transaction(async (tx) => {
-    await evaluateSponsorship(tx, req.policy, req.rules, sponsorshipRequest(req, maxCost));
+    await evaluateSponsorship(tx, req.policy, req.rules, request);
     const record = {
       policyId: req.policy.id,
       playerId: req.sender.playerId,
@@ -248,6 +271,7 @@ async function sponsorRead(db: Db, ctx: ProjectContext, req: Request): Promise<H
       amount: maxCost,
       cause: "erc7677",
       usdPrice: price,
+      chainTime,
       sponsoredOperationId: row!.id,
       policyId: req.policy.id,
       playerId: req.sender.playerId,
