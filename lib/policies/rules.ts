@@ -12,7 +12,7 @@ import { unixSeconds } from "@/lib/http/resource";
 import { newId } from "@/lib/ids";
 import { checkOutboundUrl } from "@/lib/outbound";
 import type { ProjectContext } from "@/lib/projects/service";
-import { usdPrice } from "@/lib/sponsorship/prices";
+import { usdPriceStatus } from "@/lib/sponsorship/prices";
 import {
   ALL_FUNCTIONS,
   APPROVAL_ON_ERROR_DEFAULT,
@@ -82,10 +82,8 @@ function checkAmount(amount: string, currency: "native" | "usd", details: ErrorD
 
 /** Why a usd budget cannot be counted on the chain (it has no USD price), or null when it can. Read outside any transaction. */
 async function usdPriceProblem(ctx: ProjectContext, chainId: number): Promise<string | null> {
-  const chain = chainFor(ctx, chainId);
-  const price = await usdPrice(chain);
-  if (price !== null && price > 0) return null;
-  return `Chain ${chainId} has no USD price: the operator sets one with CHAIN_${chainId}_USD_PRICE, or a Chainlink price feed of its native coin with CHAIN_${chainId}_USD_AGGREGATOR.`;
+  const status = await usdPriceStatus(chainFor(ctx, chainId));
+  return status.price !== null && status.price > 0 ? null : (status.reason ?? `Chain ${chainId} has no USD price.`);
 }
 
 /**
@@ -149,6 +147,8 @@ async function checkRule(db: Queryable, ctx: ProjectContext, chainId: number, ru
         checked.url = (await checkOutboundUrl(rule.url, { livemode: ctx.livemode, field: "url" })).href;
       } catch (err) {
         if (!(err instanceof ApiError) || !err.details?.url) throw err;
+        // Alone, the refusal says it in its own words; with others, it is one of the fields named.
+        if (Object.keys(details).length === 0) throw err;
         details.url = err.details.url;
       }
     }
