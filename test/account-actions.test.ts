@@ -6,6 +6,7 @@ import { accountFactoryAbi, smartAccountAbi } from "@/contracts/artifacts";
 import { accountSalt } from "@/lib/chain/accounts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
+import { credit } from "@/lib/sponsorship/ledger";
 import { transactionIntents } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
@@ -22,6 +23,8 @@ async function selfPolicy(key: string, chainId: number, withRule = true) {
 
 beforeAll(async () => {
   project = await newProject("account actions");
+  // Live mode starts with no sponsorship balance: these tests sponsor on the live chain 31339.
+  await credit(await getDb(), { projectId: project.id, livemode: true }, { chainId: 31339, amount: 10n ** 18n, cause: "funding", note: "test" });
 });
 
 describe("ownership transfer", () => {

@@ -5,6 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { beforeAll, describe, expect, it } from "vitest";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { getDb } from "@/lib/db/client";
+import { credit } from "@/lib/sponsorship/ledger";
 import { sessions, transactionIntents } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import { runOperation } from "@/lib/dashboard/operations";
@@ -32,6 +33,8 @@ async function setup(key: string, chainId: number) {
 
 beforeAll(async () => {
   project = await newProject("session revocation");
+  // Live mode starts with no sponsorship balance: these tests sponsor on the live chain 31339.
+  await credit(await getDb(), { projectId: project.id, livemode: true }, { chainId: 31339, amount: 10n ** 18n, cause: "funding", note: "test" });
 });
 
 describe("revoking a session key", () => {
