@@ -1,3 +1,4 @@
+import { InngestTestEngine } from "@inngest/test";
 import { and, eq, sql } from "drizzle-orm";
 import { encodeFunctionData, parseEther, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -12,6 +13,8 @@ import type { ProjectWithKeys } from "@/lib/projects/service";
 import { balanceOf, localCredit } from "@/lib/sponsorship/ledger";
 import { watchAll, watchDeposits, type DepositOutcome } from "@/lib/sponsorship/watcher";
 import { DEPOSITS_CURSOR } from "@/lib/sponsorship/watcher-deposits";
+import { CRON_EVENT } from "@/inngest/runner";
+import { PASSES_PER_RUN, watchSponsorship } from "@/inngest/functions/sponsorship";
 import { call, newProject } from "./api";
 import { chainOf, clientOf, fundedWallet, mined } from "./chain";
 
@@ -191,5 +194,20 @@ describe("developer deposits to our paymaster", () => {
     await db.execute(sql`delete from chain_cursors where name = ${DEPOSITS_CURSOR}`);
     await caughtUp();
     for (const { reference } of [unverified, deleted, ambiguous, wrongMode, indirect]) expect(await creditsOf(31337, reference), reference).toEqual([]);
+  }, 60_000);
+
+  it("is credited by the watch-sponsorship function, every configured chain read in each of its passes, each pass a step", async () => {
+    const developer = await developerAccount(project.keys.test.secret);
+    const amount = parseEther("0.02");
+    const { reference } = await deposit(developer.privateKey, amount);
+    const steps = Array.from({ length: PASSES_PER_RUN - 1 }, (_, i) => ({ id: `wait-${i}`, handler: () => null }));
+    const { result, ctx } = await new InngestTestEngine({ function: watchSponsorship, events: [{ name: CRON_EVENT, data: { cron: "* * * * *" } }], steps }).execute();
+    expect((ctx.step.run as unknown as { mock: { calls: unknown[][] } }).mock.calls.map((c) => c[0])).toEqual(Array.from({ length: PASSES_PER_RUN }, (_, i) => `pass-${i}`));
+    expect((ctx.step.sleep as unknown as { mock: { calls: unknown[][] } }).mock.calls).toEqual(Array.from({ length: PASSES_PER_RUN - 1 }, (_, i) => [`wait-${i}`, "10s"]));
+    expect(result).toMatchObject({ credited: expect.any(Number), errors: 0 });
+    expect((result as { credited: number }).credited).toBeGreaterThanOrEqual(1);
+    expect(await creditsOf(31337, reference)).toMatchObject([{ projectId: project.id, amount: amount.toString() }]);
+    const cursors = await (await getDb()).select().from(chainCursors).where(eq(chainCursors.name, DEPOSITS_CURSOR));
+    expect(cursors.map((c) => c.chainId).sort()).toEqual([31337, 31338, 31339]);
   }, 60_000);
 });

@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db/client";
-import { watchAll } from "@/lib/sponsorship/watcher";
+import { watchAll, type ChainWatch } from "@/lib/sponsorship/watcher";
 import { inngest } from "../client";
 
 /** Passes per run: one every 10 seconds of its minute (cron's finest slot), so the ledger trails the confirmed chain by about 10 s. */
@@ -16,24 +16,25 @@ export const PASSES_PER_RUN = 6;
 export const watchSponsorship = inngest.createFunction(
   { id: "watch-sponsorship", retries: 2, triggers: [{ cron: "* * * * *" }] },
   async ({ step }) => {
-    let credited = 0;
-    let settled = 0;
-    let released = 0;
+    const totals = { credited: 0, settled: 0, released: 0, errors: 0 };
     for (let i = 0; i < PASSES_PER_RUN; i++) {
-      const chains = await step.run(`pass-${i}`, async () => watchAll(await getDb(), { deadline: Date.now() + 8_000 }));
-      for (const chain of chains) {
-        if ("deposits" in chain.deposits) credited += chain.deposits.deposits.filter((d) => d.outcome === "credited").length;
-        if ("settled" in chain.landings) {
-          settled += Object.keys(chain.landings.settled).length;
-          released += chain.landings.released.length;
-        }
-        if ("settled" in chain.intents) {
-          settled += chain.intents.settled;
-          released += chain.intents.released;
-        }
-      }
+      // Counts only: a step's result is stored with the run.
+      const pass = await step.run(`pass-${i}`, async () => (await watchAll(await getDb(), { deadline: Date.now() + 8_000 })).map(counts));
+      for (const chain of pass) for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += chain[k];
       if (i < PASSES_PER_RUN - 1) await step.sleep(`wait-${i}`, "10s");
     }
-    return { credited, settled, released };
+    return totals;
   },
 );
+
+/** What one chain's pass did, counted. */
+function counts(chain: ChainWatch) {
+  const failed = (part: object): part is { error: string } => "error" in part;
+  return {
+    chainId: chain.chainId,
+    credited: failed(chain.deposits) ? 0 : chain.deposits.deposits.filter((d) => d.outcome === "credited").length,
+    settled: (failed(chain.landings) ? 0 : Object.keys(chain.landings.settled).length) + (failed(chain.intents) ? 0 : chain.intents.settled),
+    released: (failed(chain.landings) ? 0 : chain.landings.released.length) + (failed(chain.intents) ? 0 : chain.intents.released),
+    errors: [chain.deposits, chain.landings, chain.intents].filter(failed).length,
+  };
+}

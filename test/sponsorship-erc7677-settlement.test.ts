@@ -1,0 +1,338 @@
+import { eq } from "drizzle-orm";
+import { createPublicClient, decodeAbiParameters, encodeFunctionData, getAddress, http, parseEther, slice, toHex, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { createBundlerClient, createPaymasterClient, entryPoint06Abi, getUserOperationHash, toSmartAccount } from "viem/account-abstraction";
+import { foundry } from "viem/chains";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
+import { accountFactoryCall, accountSalt } from "@/lib/chain/accounts";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import { DUMMY_SIGNATURE, encodeAccountCalls, estimateUserOperation, signUserOperation, toEntryPointOp, userOperationHash } from "@/lib/chain/userop";
+import { getDb } from "@/lib/db/client";
+import { chainCursors, sponsoredOperations, sponsorshipEntries, sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
+import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
+import { newId } from "@/lib/ids";
+import { serializeUserOp } from "@/lib/intents/userop-json";
+import type { ProjectWithKeys } from "@/lib/projects/service";
+import { balanceOf, credit, hold } from "@/lib/sponsorship/ledger";
+import { settleIntentHolds, watchLandings, type LandingSummary } from "@/lib/sponsorship/watcher";
+import { LANDINGS_CURSOR } from "@/lib/sponsorship/watcher-landings";
+import { startAlto, type AltoBundler } from "./alto";
+import { call, newProject } from "./api";
+import { chainOf, clientOf, fundedWallet } from "./chain";
+import { routeServer } from "./sdk-server";
+
+process.env.TRANSACTION_GUARD = "1"; // read when this process opens its database: remote calls inside transactions are recorded
+
+/**
+ * Operations our paymaster signs for outside clients over ERC-7677 hold their most cost on the project's balance; the
+ * watcher settles the hold at the op's actualGasCost when it lands (by any bundler), and releases it once the chain
+ * has passed its sponsorship window without it. Intents' holds a crash left held are settled or released too.
+ */
+let alto: AltoBundler;
+let server: Awaited<ReturnType<typeof routeServer>>;
+let project: ProjectWithKeys;
+const d = () => serviceDeployment();
+
+beforeAll(async () => {
+  project = await newProject("sponsorship ERC-7677 settlement");
+  server = await routeServer();
+  alto = await startAlto({ rpcUrl: chainOf(31337).rpcUrl, entryPoint: d().entryPoint });
+}, 120_000);
+afterAll(async () => {
+  await alto?.stop();
+  await server?.close();
+});
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(() => console.log(`alto's output:\n${alto.output().slice(-6_000)}`));
+});
+afterEach(() => {
+  expect(takeRemoteCallsInTransactions()).toEqual([]);
+});
+
+const json = (key: string, path: string, body: unknown) => call("POST", path, { key, json: body });
+
+/** A pay_for_user policy on the chain sponsoring every call, with its mode's secret key. */
+async function openPolicy(key: string, chainId: number) {
+  const policy = await json(key, "/v1/policies", { name: "open", chainId, strategy: { sponsorSchema: "pay_for_user" } });
+  expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+  const rule = await json(key, "/v1/policy_rules", { policy: policy.body.id, type: "contract_functions", wildcard: true, functionName: "All functions" });
+  expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+  return policy.body.id as string;
+}
+
+/** Reads the chain's landings up to its confirmed head, all passes' work together. */
+async function landingsCaughtUp(chainId: number): Promise<LandingSummary> {
+  const all: LandingSummary = { fromBlock: null, toBlock: null, caughtUp: false, settled: {}, released: [] };
+  for (let i = 0; i < 20; i++) {
+    const pass = await watchLandings(await getDb(), chainOf(chainId));
+    Object.assign(all.settled, pass.settled);
+    all.released.push(...pass.released);
+    all.fromBlock ??= pass.fromBlock;
+    all.toBlock = pass.toBlock ?? all.toBlock;
+    if (pass.caughtUp) return { ...all, caughtUp: true };
+  }
+  throw new Error("the landings watcher did not catch up");
+}
+
+const holdOf = async (sponsoredOperationId: string) =>
+  (await getDb()).select().from(sponsorshipHolds).where(eq(sponsorshipHolds.sponsoredOperationId, sponsoredOperationId));
+const holdById = async (id: string) => (await (await getDb()).select().from(sponsorshipHolds).where(eq(sponsorshipHolds.id, id)))[0]!;
+const journalOf = async (holdId: string) =>
+  (await (await getDb()).select().from(sponsorshipEntries).where(eq(sponsorshipEntries.holdId, holdId))).map((e) => ({ kind: e.kind, amount: e.amount, cause: e.cause })).sort((a, b) => a.kind.localeCompare(b.kind));
+const operationOf = async (hash: Hex) => {
+  const [row] = await (await getDb()).select().from(sponsoredOperations).where(eq(sponsoredOperations.userOperationHash, hash.toLowerCase()));
+  expect(row, `a sponsored_operations row for ${hash}`).toBeDefined();
+  return row!;
+};
+
+/** Our SmartAccount as a viem SmartAccount (as test/paymaster-viem.test.ts builds it). */
+async function viemAccount(key: string, owner = privateKeyToAccount(generatePrivateKey())) {
+  const created = await json(key, "/v1/accounts", { chainId: 31337, externalOwnerAddress: owner.address });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  const { factory, data } = accountFactoryCall(owner.address, accountSalt(created.body.player.id));
+  const client = createPublicClient({ chain: { ...foundry, id: 31337 }, transport: http(chainOf(31337).rpcUrl) });
+  const entryPoint = { address: d().entryPoint, abi: entryPoint06Abi, version: "0.6" as const };
+  return toSmartAccount({
+    client,
+    entryPoint,
+    getAddress: async () => getAddress(created.body.address as Address),
+    getFactoryArgs: async () => ({ factory, factoryData: data }),
+    encodeCalls: async (calls) => encodeAccountCalls(calls.map((c) => ({ to: c.to, value: c.value ?? 0n, data: c.data ?? "0x" }))),
+    decodeCalls: undefined,
+    getStubSignature: async () => DUMMY_SIGNATURE,
+    signMessage: async ({ message }) => owner.signMessage({ message }),
+    signTypedData: async () => {
+      throw new Error("not used");
+    },
+    async signUserOperation(op) {
+      const hash = getUserOperationHash({ userOperation: { ...op, sender: created.body.address } as never, entryPointAddress: entryPoint.address, entryPointVersion: "0.6", chainId: 31337 });
+      return owner.signMessage({ message: { raw: hash } });
+    },
+  });
+}
+
+describe("ERC-7677 operations on the ledger", () => {
+  it("settles the hold of an operation our pm_getPaymasterData signed, landed by an outside bundler, at its actualGasCost, once", async () => {
+    const key = project.keys.test.secret;
+    const ctx = { projectId: project.id, livemode: false };
+    const db = await getDb();
+    const policy = await openPolicy(key, 31337);
+    const account = await viemAccount(key);
+    const before = await balanceOf(db, ctx, 31337);
+    const bundler = createBundlerClient({
+      account,
+      client: account.client,
+      transport: http(alto.url),
+      paymaster: createPaymasterClient({ transport: http(`${server.url}/v1/paymaster_service/${project.keys.test.publishable}`) }),
+      paymasterContext: { policy },
+    });
+    const hash = (await bundler.sendUserOperation({ calls: [{ to: privateKeyToAccount(generatePrivateKey()).address, value: 0n, data: "0x" as Hex }] })) as Hex;
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 60_000 });
+    expect(receipt).toMatchObject({ success: true, paymaster: d().paymaster });
+
+    // pm_getPaymasterData held the op's most cost (its required prefund) until the end of its sponsorship window.
+    const operation = await operationOf(hash);
+    const [held] = await holdOf(operation.id);
+    expect(held).toMatchObject({ status: "held", cause: "erc7677", projectId: project.id, livemode: false, chainId: 31337, amount: operation.maxCost, policyId: policy });
+    // Its window had not ended when it landed.
+    const landedAt = Number((await clientOf(31337).getBlock({ blockNumber: receipt.receipt.blockNumber })).timestamp);
+    expect(held!.expiresAt!.getTime()).toBeGreaterThanOrEqual(landedAt * 1000);
+    const amount = BigInt(operation.maxCost);
+    const cost = receipt.actualGasCost;
+    expect(cost).toBeGreaterThan(0n);
+    expect(cost).toBeLessThan(amount);
+    expect((await balanceOf(db, ctx, 31337)).held).toBe(before.held + amount);
+
+    // The watcher reads the EntryPoint's UserOperationEvent and settles the hold at its actualGasCost.
+    const summary = await landingsCaughtUp(31337);
+    expect(summary.settled[held!.id]).toBe(cost.toString());
+    expect(await holdById(held!.id)).toMatchObject({ status: "settled", settledAmount: cost.toString() });
+    const after = await balanceOf(db, ctx, 31337);
+    expect(after).toMatchObject({ held: before.held, settled: before.settled + cost, credited: before.credited, available: before.available - cost });
+    const journal = [
+      { kind: "hold", amount: amount.toString(), cause: "erc7677" },
+      { kind: "release", amount: (amount - cost).toString(), cause: "erc7677" },
+      { kind: "settle", amount: cost.toString(), cause: "erc7677" },
+    ];
+    expect(await journalOf(held!.id)).toEqual(journal);
+
+    // Read again, from a fresh cursor too (a restart): settled once.
+    await db.delete(chainCursors).where(eq(chainCursors.name, LANDINGS_CURSOR));
+    expect((await landingsCaughtUp(31337)).settled).not.toHaveProperty(held!.id);
+    expect(await journalOf(held!.id)).toEqual(journal);
+    expect(await balanceOf(db, ctx, 31337)).toEqual(after);
+  }, 120_000);
+
+  it("settles the hold of the signature that replaced the one landed: a client that asked twice for one nonce and landed the first", async () => {
+    const key = project.keys.test.secret;
+    const ctx = { projectId: project.id, livemode: false };
+    const db = await getDb();
+    const policy = await openPolicy(key, 31337);
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const created = await json(key, "/v1/accounts", { chainId: 31337, externalOwnerAddress: owner.address });
+    const { initCode } = accountFactoryCall(owner.address, accountSalt(created.body.player.id));
+    const callData = encodeFunctionData({ abi: smartAccountAbi, functionName: "execute", args: [privateKeyToAccount(generatePrivateKey()).address, 0n, "0x"] });
+    const { op } = await estimateUserOperation(chainOf(31337), { sender: created.body.address, initCode, callData, sponsored: true, nonceKey: 0n });
+    const ask = async (fee: bigint) => {
+      const unsigned = { ...op, maxPriorityFeePerGas: fee, maxFeePerGas: op.maxFeePerGas, paymasterAndData: "0x" as Hex, signature: "0x" as Hex };
+      const res = await call("POST", `/v1/paymaster_service/${project.keys.test.publishable}`, {
+        json: { jsonrpc: "2.0", id: 1, method: "pm_getPaymasterData", params: [serializeUserOp(unsigned), d().entryPoint, toHex(31337), { policy }] },
+      });
+      expect(res.body.result, JSON.stringify(res.body)).toBeDefined();
+      return signUserOperation(chainOf(31337), { ...unsigned, paymasterAndData: res.body.result.paymasterAndData }, owner);
+    };
+    const first = await ask(op.maxPriorityFeePerGas);
+    const second = await ask(op.maxPriorityFeePerGas - 1n);
+    expect(userOperationHash(chainOf(31337), first)).not.toBe(userOperationHash(chainOf(31337), second));
+    const operation = await operationOf(userOperationHash(chainOf(31337), second));
+    const holds = await holdOf(operation.id);
+    const live = holds.find((h) => h.status === "held")!;
+    expect(holds.map((h) => h.status).sort()).toEqual(["held", "released"]);
+
+    // The first signature lands (an outside bundler's handleOps): its hash is no longer the record's, its sender and nonce are.
+    const wallet = await fundedWallet(31337);
+    const sent = await wallet.writeContract({ address: d().entryPoint, abi: entryPointAbi, functionName: "handleOps", args: [[toEntryPointOp(first)], wallet.account.address] });
+    const bundle = await clientOf(31337).waitForTransactionReceipt({ hash: sent });
+    const [event] = await clientOf(31337).getContractEvents({ address: d().entryPoint, abi: entryPointAbi, eventName: "UserOperationEvent", blockHash: bundle.blockHash, args: { sender: first.sender } });
+    const cost = event!.args.actualGasCost!;
+
+    const balance = await balanceOf(db, ctx, 31337);
+    const summary = await landingsCaughtUp(31337);
+    expect(summary.settled[live.id]).toBe(cost.toString());
+    expect(await holdById(live.id)).toMatchObject({ status: "settled", settledAmount: cost.toString() });
+    expect(await balanceOf(db, ctx, 31337)).toMatchObject({ held: balance.held - BigInt(live.amount), settled: balance.settled + cost });
+  }, 60_000);
+
+  // On the live chain 31339, whose clock tests move forward (test/account-actions.test.ts too).
+  it("releases a hold once the chain has passed its sponsorship window without the operation, which can then no longer land", async () => {
+    const key = project.keys.live.secret;
+    const ctx = { projectId: project.id, livemode: true };
+    const db = await getDb();
+    const chain = chainOf(31339);
+    const client = clientOf(31339);
+    // Live mode starts at zero: funded by an audited credit.
+    await credit(db, ctx, { chainId: 31339, amount: parseEther("1"), cause: "funding", reference: "test" });
+    const policy = await openPolicy(key, 31339);
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const created = await json(key, "/v1/accounts", { chainId: 31339, externalOwnerAddress: owner.address });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const { initCode } = accountFactoryCall(owner.address, accountSalt(created.body.player.id));
+    const callData = encodeFunctionData({ abi: smartAccountAbi, functionName: "execute", args: [privateKeyToAccount(generatePrivateKey()).address, 0n, "0x"] });
+    const { op } = await estimateUserOperation(chain, { sender: created.body.address, initCode, callData, sponsored: true, nonceKey: 0n });
+    const unsigned = { ...op, paymasterAndData: "0x" as Hex, signature: "0x" as Hex };
+    const res = await call("POST", `/v1/paymaster_service/${project.keys.live.publishable}`, {
+      json: { jsonrpc: "2.0", id: 1, method: "pm_getPaymasterData", params: [serializeUserOp(unsigned), d().entryPoint, toHex(31339), { policy }] },
+    });
+    expect(res.body.result, JSON.stringify(res.body)).toBeDefined();
+    const paymasterAndData = res.body.result.paymasterAndData as Hex;
+    const [validUntil] = decodeAbiParameters([{ type: "uint48" }, { type: "uint48" }], slice(paymasterAndData, 20, 84));
+    const signed = await signUserOperation(chain, { ...unsigned, paymasterAndData }, owner);
+    const operation = await operationOf(userOperationHash(chain, signed));
+    const [held] = await holdOf(operation.id);
+    expect(held).toMatchObject({ status: "held", cause: "erc7677", livemode: true, chainId: 31339, amount: operation.maxCost });
+    expect(held!.expiresAt!.getTime()).toBe(validUntil * 1000);
+    const funded = await balanceOf(db, ctx, 31339);
+    expect(funded.held).toBe(BigInt(operation.maxCost));
+
+    const timeOf = async (blockNumber: number) => Number((await client.getBlock({ blockNumber: BigInt(blockNumber) })).timestamp);
+    const mineAt = async (timestamp: number) => {
+      await client.request({ method: "evm_setNextBlockTimestamp" as never, params: [toHex(timestamp)] as never });
+      await client.request({ method: "evm_mine" as never, params: [] as never });
+    };
+
+    // Within its window, and at its last second (an op may still land in a block stamped validUntil): kept.
+    const within = await landingsCaughtUp(31339);
+    const last = Number((await client.getBlock()).timestamp);
+    if (last < validUntil) {
+      expect(await timeOf(within.toBlock ?? Number(await client.getBlockNumber()))).toBeLessThan(validUntil);
+      expect(within.released).not.toContain(held!.id);
+      expect((await holdById(held!.id)).status).toBe("held");
+      await mineAt(validUntil);
+      const atEnd = await landingsCaughtUp(31339);
+      if ((await timeOf(atEnd.toBlock!)) === validUntil) {
+        expect(atEnd.released).not.toContain(held!.id);
+        expect((await holdById(held!.id)).status).toBe("held");
+      }
+    }
+
+    // A block past it: released whole, and the balance has it back.
+    await client.request({ method: "evm_increaseTime" as never, params: [toHex(1)] as never });
+    await client.request({ method: "evm_mine" as never, params: [] as never });
+    const passed = await landingsCaughtUp(31339);
+    expect(await timeOf(passed.toBlock!)).toBeGreaterThan(validUntil);
+    expect(passed.released).toContain(held!.id);
+    expect(await holdById(held!.id)).toMatchObject({ status: "released", settledAmount: null });
+    expect(await journalOf(held!.id)).toEqual([
+      { kind: "hold", amount: operation.maxCost, cause: "erc7677" },
+      { kind: "release", amount: operation.maxCost, cause: "erc7677" },
+    ]);
+    expect(await balanceOf(db, ctx, 31339)).toMatchObject({ held: 0n, settled: 0n, available: parseEther("1") });
+
+    // Which was right: the EntryPoint now refuses the signed op (its paymaster's signature expired).
+    const wallet = await fundedWallet(31339);
+    await expect(client.simulateContract({ account: wallet.account, address: d().entryPoint, abi: entryPointAbi, functionName: "handleOps", args: [[toEntryPointOp(signed)], wallet.account.address] })).rejects.toThrow(
+      /AA32/,
+    );
+  }, 60_000);
+
+  it("settles or releases the holds of intents the relay left held: landed at their cost, failed or cancelled whole", async () => {
+    const ctx = { projectId: project.id, livemode: false };
+    const db = await getDb();
+    const before = await balanceOf(db, ctx, 31338);
+    const held = parseEther("0.001");
+    /** An intent row in the state a crash could leave it, with a live hold of `held`. */
+    const intent = async (status: "pending" | "successful" | "failed" | "cancelled", gasCost: bigint | null) => {
+      const id = newId("transactionIntent");
+      await db.insert(transactionIntents).values({
+        id,
+        ...ctx,
+        chainId: 31338,
+        accountId: "acc_watcher",
+        status,
+        sponsored: true,
+        interactions: [],
+        userOperation: {},
+        userOperationHash: toHex(crypto.getRandomValues(new Uint8Array(32))),
+        maxCost: held.toString(),
+        gasCost: gasCost?.toString() ?? null,
+      });
+      const row = await db.transaction((tx) => hold(tx, ctx, { chainId: 31338, amount: held, cause: "intent", usdPrice: null, intentId: id }));
+      return row.id;
+    };
+    const landed = await intent("successful", 400_000_000_000_000n);
+    const reverted = await intent("failed", 300_000_000_000_000n);
+    const rejected = await intent("failed", null);
+    const cancelled = await intent("cancelled", null);
+    const pending = await intent("pending", null);
+    const unrecorded = await intent("successful", null);
+
+    const summary = await settleIntentHolds(db, chainOf(31338));
+    expect(summary).toMatchObject({ settled: 2, released: 2 });
+    expect(await holdById(landed)).toMatchObject({ status: "settled", settledAmount: "400000000000000" });
+    expect(await holdById(reverted)).toMatchObject({ status: "settled", settledAmount: "300000000000000" });
+    expect(await holdById(rejected)).toMatchObject({ status: "released" });
+    expect(await holdById(cancelled)).toMatchObject({ status: "released" });
+    // Still on its way, or landed without its cost recorded yet: left to the relay.
+    expect(await holdById(pending)).toMatchObject({ status: "held" });
+    expect(await holdById(unrecorded)).toMatchObject({ status: "held" });
+    expect(await balanceOf(db, ctx, 31338)).toMatchObject({ held: before.held + 2n * held, settled: before.settled + 700_000_000_000_000n });
+    // Once: a second pass finds nothing more.
+    expect(await settleIntentHolds(db, chainOf(31338))).toMatchObject({ settled: 0, released: 0 });
+    expect(await journalOf(landed)).toEqual([
+      { kind: "hold", amount: held.toString(), cause: "intent" },
+      { kind: "release", amount: (held - 400_000_000_000_000n).toString(), cause: "intent" },
+      { kind: "settle", amount: "400000000000000", cause: "intent" },
+    ]);
+    // A chain's pass looks at that chain's holds only: the same state on 31337 waits for 31337's pass.
+    const elsewhere = await (async () => {
+      const id = newId("transactionIntent");
+      await db.insert(transactionIntents).values({ id, ...ctx, chainId: 31337, accountId: "acc_watcher", status: "cancelled", sponsored: true, interactions: [], userOperation: {}, userOperationHash: toHex(crypto.getRandomValues(new Uint8Array(32))), maxCost: held.toString() });
+      return (await db.transaction((tx) => hold(tx, ctx, { chainId: 31337, amount: held, cause: "intent", usdPrice: null, intentId: id }))).id;
+    })();
+    await settleIntentHolds(db, chainOf(31338));
+    expect(await holdById(elsewhere)).toMatchObject({ status: "held" });
+    await settleIntentHolds(db, chainOf(31337));
+    expect(await holdById(elsewhere)).toMatchObject({ status: "released" });
+  }, 30_000);
+});
