@@ -35,6 +35,12 @@ export const createIntentInput = z.strictObject({
   externalOwnerAddress: addressField().optional(),
   optimistic: booleanField().optional(),
   confirmationBlocks: integerField({ min: 0, max: 100 }).optional(),
+  fallback: z
+    .enum(["self_pay"])
+    .optional()
+    .describe(
+      "self_pay: when the policy declines to sponsor (402 sponsorship_declined), build the intent without the paymaster, paid from the account's own native balance, recording the decline as sponsorshipDecline. An account that cannot pay keeps the decline.",
+    ),
   session: z
     .string()
     .startsWith("ses_", "Expected a session id (ses_...)")
@@ -83,6 +89,19 @@ export const intentResponse = z.object({
   player: idRef.loose().optional(),
   account: idRef.loose(),
   policy: idRef.loose().optional(),
+  /** fallback=self_pay: the decline the intent fell back from; the account pays its own gas. */
+  sponsorshipDecline: z
+    .object({
+      code: z.string(),
+      message: z.string(),
+      policy: z.string().optional(),
+      rule: z.string().optional(),
+      remaining: z.string().optional(),
+      resetsAt: z.number().int().optional(),
+    })
+    .loose()
+    .describe("With fallback=self_pay: the policy's decline this intent fell back from (it pays its own gas).")
+    .optional(),
   response: z
     .object({
       createdAt: z.number().int(),

@@ -22,6 +22,7 @@ export function serializeIntent(row: IntentRow, refs: Refs = {}): IntentResponse
     ...(row.playerId ? { player: refs.player ?? { id: row.playerId } } : {}),
     account: refs.account ?? { id: row.accountId },
     ...(row.policyId ? { policy: refs.policy ?? { id: row.policyId } } : {}),
+    ...(row.sponsorshipDecline ? { sponsorshipDecline: row.sponsorshipDecline as IntentResponse["sponsorshipDecline"] } : {}),
     ...(row.response ? { response: row.response as IntentResponse["response"] } : {}),
     ...(row.status === "awaiting_signature"
       ? {

@@ -9,6 +9,7 @@ import { publicClient } from "@/lib/chain/clients";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import {
   encodeAccountCalls,
+  InsufficientFundsError,
   estimateUserOperation,
   preVerificationGas,
   requiredPrefund,
@@ -24,7 +25,7 @@ import { inScope } from "@/lib/db/scope";
 import { badRequest, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
-import { evaluateSponsorship, prepareSponsorship, type RuledCall, type SponsorshipRequest } from "@/lib/policies/evaluate";
+import { evaluateSponsorship, prepareSponsorship, waitForGasCeiling, type RuledCall, type SponsorshipRequest } from "@/lib/policies/evaluate";
 import { sponsorshipClock } from "@/lib/sponsorship/budgets";
 import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
 import { getPolicy, type PolicyRow } from "@/lib/policies/service";
@@ -38,7 +39,7 @@ import { serializeIntent } from "./serializer";
 import { sessionSigning } from "./session-keys";
 import { serializeUserOp } from "./userop-json";
 import { currentRequestId } from "@/lib/http/request-context";
-import { sponsorOf } from "@/lib/paymasters/sponsor";
+import { sponsorOf, type PaymasterSponsor } from "@/lib/paymasters/sponsor";
 import { recordDecline, SponsorshipDeclined } from "@/lib/sponsorship/declines";
 import { hold, type HoldCause } from "@/lib/sponsorship/ledger";
 import { usdPrice } from "@/lib/sponsorship/prices";
@@ -69,7 +70,8 @@ export async function createIntent(db: Queryable, ctx: ProjectContext, input: Cr
   const session = input.session ? await sessionSigning(db, ctx, chain, { ...input, session: input.session }) : null;
   const sender = await resolveSender(db, ctx, session ? { ...input, account: session.accountId } : input);
   const calls = await Promise.all(input.interactions.map((item, i) => resolveInteraction(db, ctx, sender, item, i)));
-  const intent = await recordIntent(db, ctx, chain, session ? { ...sender, signer: null } : sender, {
+  const signing = session ? { ...sender, signer: null } : sender;
+  const plan: IntentPlan = {
     calls,
     ruled: calls.map((c) => c.ruled),
     sponsor,
@@ -77,8 +79,28 @@ export async function createIntent(db: Queryable, ctx: ProjectContext, input: Cr
     optimistic: input.optimistic ?? false,
     confirmationBlocks: input.confirmationBlocks ?? 5,
     ...(session && { sessionId: session.sessionId, prepareCheck: session.prepareCheck }),
-  });
+  };
+  let intent: IntentRow;
+  try {
+    intent = await recordIntent(db, ctx, chain, signing, plan);
+  } catch (err) {
+    if (!(err instanceof SponsorshipDeclined) || input.fallback !== "self_pay") throw err;
+    intent = await selfPaid(db, ctx, chain, signing, plan, err);
+  }
   return { intent, chain };
+}
+
+/**
+ * fallback=self_pay: the intent the policy declined, built again without the paymaster and paid from the account's own
+ * balance, recording the decline it fell back from. An account that cannot pay its gas (and value) keeps the decline.
+ */
+async function selfPaid(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan, decline: SponsorshipDeclined): Promise<IntentRow> {
+  try {
+    return await recordIntent(db, ctx, chain, sender, { ...plan, sponsor: null, sponsorshipDecline: decline.summary() });
+  } catch (err) {
+    if (err instanceof InsufficientFundsError) throw decline;
+    throw err;
+  }
 }
 
 /**
@@ -131,6 +153,8 @@ export interface IntentPlan {
   sessionId?: string;
   /** What the sponsorship ledger records the op's hold as caused by (default "intent"). */
   cause?: HoldCause;
+  /** fallback=self_pay: the decline the intent fell back from (it pays its own gas), recorded on it. */
+  sponsorshipDecline?: Record<string, unknown>;
   /** Runs in the transaction that records the intent, to refuse it under a lock (e.g. over-withdrawal). */
   check?: (tx: Tx, op: UserOp) => Promise<void>;
   /** Reads what a check needs from the chain before that transaction (no remote call holds it open); the check it gives runs in it. */
@@ -172,11 +196,29 @@ async function recordOnce(db: Queryable, ctx: ProjectContext, chain: ChainConfig
   }
 }
 
+/** An intent's operation as built: gas estimated, fees chosen, a token charge planned; not signed by anyone yet. */
+export interface PlannedOperation {
+  op: UserOp;
+  /** Its most cost, wei (what a paymaster, or the account, must prefund). */
+  maxCost: bigint;
+  tokenCharge: bigint | null;
+  /** Our VerifyingPaymaster, or the ERC-7677 service of the paymaster the policy names; null when the account pays. */
+  paymaster: PaymasterSponsor | null;
+}
+
 /**
- * Builds and records the intent. `deploying`: for an undeployed account, this intent's op carries the initCode;
- * otherwise it is built to run after the op that does (held by the relay until the account has code).
+ * Builds the intent's operation without recording anything (the dry run's "what would it cost"): the sponsor's
+ * paymaster chosen (its stub only: nothing is signed), gas estimated, a token charge planned. `deploying`: for an
+ * undeployed account, the op carries the initCode; otherwise it is built to run after the op that does.
  */
-async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan, deploying: boolean): Promise<IntentRow> {
+export async function planOperation(
+  db: Queryable,
+  ctx: ProjectContext,
+  chain: ChainConfig,
+  sender: IntentSender,
+  plan: Pick<IntentPlan, "calls" | "sponsor" | "callData">,
+  deploying: boolean,
+): Promise<PlannedOperation> {
   const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
   const charging = plan.sponsor?.evaluate ? await planTokenCharge(db, ctx, chain, plan.sponsor.policy, sender.address) : null;
   // Our VerifyingPaymaster, or the ERC-7677 service of the paymaster the policy names.
@@ -204,7 +246,18 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
     built = { ...built, callData: callData(tokenCharge) };
     built.preVerificationGas = preVerificationGas(built);
   }
-  const maxCost = requiredPrefund(built);
+  return { op: built, maxCost: requiredPrefund(built), tokenCharge, paymaster };
+}
+
+/**
+ * Builds and records the intent. `deploying`: for an undeployed account, this intent's op carries the initCode;
+ * otherwise it is built to run after the op that does (held by the relay until the account has code).
+ */
+async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan, deploying: boolean): Promise<IntentRow> {
+  const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
+  // A gas_price ceiling: an intent the service signs waits (up to the rule's waitSeconds) for the fee to fall under it.
+  if (plan.sponsor?.evaluate && sender.signer) await waitForGasCeiling(chain, plan.sponsor.rules);
+  const { op: built, maxCost, tokenCharge, paymaster } = await planOperation(db, ctx, chain, sender, plan, deploying);
   // Our paymaster spends the project's sponsorship balance: the op's most cost is held in the transaction that records
   // it, before its signed paymasterAndData leaves the service (a registered paymaster spends its own service's money).
   const ours = paymaster !== null && !paymaster.remote;
@@ -274,6 +327,7 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
         optimistic: plan.optimistic,
         confirmationBlocks: plan.confirmationBlocks,
         deploysAccount: (op.initCode ?? "0x") !== "0x",
+        sponsorshipDecline: plan.sponsorshipDecline ?? null,
       })
       .returning();
     return row!;
