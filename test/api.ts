@@ -37,6 +37,7 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/v1/policies/[id]/reports", () => import("@/app/v1/policies/[id]/reports/route")],
   ["/v1/policies/[id]/reports/transaction_intents", () => import("@/app/v1/policies/[id]/reports/transaction_intents/route")],
   ["/v1/policies/[id]/withdraw", () => import("@/app/v1/policies/[id]/withdraw/route")],
+  ["/v1/policies/[id]/evaluate", () => import("@/app/v1/policies/[id]/evaluate/route")],
   ["/v1/policy_rules", () => import("@/app/v1/policy_rules/route")],
   ["/v1/policy_rules/[id]", () => import("@/app/v1/policy_rules/[id]/route")],
   ["/v1/transaction_intents", () => import("@/app/v1/transaction_intents/route")],

@@ -3,6 +3,7 @@ import type { Queryable } from "@/lib/db/client";
 import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { deletedResource, listResponse } from "@/lib/http/resource";
+import { evaluatePolicy as dryRun, evaluatePolicyInput, evaluationResponse } from "./dry-run";
 import { presentPolicies, presentPolicy, presentPolicyRules } from "./present";
 import * as rules from "./rules";
 import {
@@ -95,6 +96,17 @@ const toggle = (enabled: boolean) =>
 export const enablePolicy = toggle(true);
 export const disablePolicy = toggle(false);
 
+export const evaluatePolicy = defineOperation({
+  operationId: "evaluatePolicy",
+  method: "POST",
+  path: "/v1/policies/{id}/evaluate",
+  summary: "Dry run: whether the policy would sponsor an intent, with every check and its reason (nothing is signed, held or recorded)",
+  tag,
+  input: evaluatePolicyInput,
+  response: evaluationResponse,
+  run: async ({ db, project, params, input }) => dryRun(db, project, params.id!, input),
+});
+
 const ruleTag = "Policy rules";
 
 /** The rule as the API shows it, with the signing secret the operation just made (answered this once). */
@@ -165,5 +177,5 @@ export const deletePolicyRule = defineOperation({
   run: async ({ db, project, params }) => rules.deletePolicyRule(db, project, params.id!),
 });
 
-export const policyOperations = [createPolicy, listPolicies, getPolicy, updatePolicy, deletePolicy, enablePolicy, disablePolicy];
+export const policyOperations = [createPolicy, listPolicies, getPolicy, updatePolicy, deletePolicy, enablePolicy, disablePolicy, evaluatePolicy];
 export const policyRuleOperations = [createPolicyRule, listPolicyRules, getPolicyRule, updatePolicyRule, deletePolicyRule];
