@@ -6,11 +6,16 @@ import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as openApi } from "@/app/v1/openapi.json/route";
+import { ruleFormToApi } from "@/components/rule-editor";
+import { runOperation } from "@/lib/dashboard/operations";
 import { getDb } from "@/lib/db/client";
 import { policyRules } from "@/lib/db/schema";
+import { createPolicyRule, updatePolicyRule } from "@/lib/policies/operations";
+import { describeRule, purposeOf, RULE_PURPOSES } from "@/lib/policies/purposes";
 import { openRuleSecret } from "@/lib/policies/rules";
+import { RULE_TYPES } from "@/lib/policies/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, formData, newProject } from "./api";
 
 let project: ProjectWithKeys;
 let key: string;
@@ -308,5 +313,50 @@ describe("the new rule types", () => {
     const shown = doc.paths["/v1/policy_rules"].post.responses["200"].content["application/json"].schema;
     const props = shown.properties ?? doc.components.schemas[shown.$ref?.split("/").pop()]?.properties;
     expect(Object.keys(props)).toEqual(expect.arrayContaining(["amount", "currency", "scope", "period", "startsAt", "endsAt", "maxFeePerGas", "waitSeconds", "url", "timeoutMs", "onError", "secret"]));
+  });
+
+  it("reads as sentences in the dashboard, whose rule editor makes each type through the same operation", async () => {
+    for (const type of RULE_TYPES) expect(RULE_PURPOSES.some((p) => p.type === type), type).toBe(true);
+    const ctx = { projectId: project.id, livemode: false };
+    // The fields the editor sends for each new purpose, as the browser's FormData (time windows as UTC date-times).
+    const sent: [Record<string, string>, string][] = [
+      [{ type: "budget", scope: "player", currency: "usd", amount: "2.5", period: "day" }, "Each player gets at most $2.50 of sponsorship per day (UTC), across all of its accounts and chains."],
+      [{ type: "budget", scope: "policy", currency: "native", amount: "500000000000000000", period: "month" }, "This policy spends at most 0.5 ETH on sponsorship per calendar month (UTC)."],
+      [{ type: "budget", scope: "account", currency: "native", amount: "1000000000000000", period: "total" }, "Each account gets at most 0.001 ETH of sponsorship in total."],
+      [{ type: "budget", scope: "operation", currency: "usd", amount: "0.25" }, "Each operation may cost at most $0.25."],
+      [{ type: "time_window", startsAt: "2030-01-01T00:00", endsAt: "2030-02-01T12:30" }, "Sponsors only from 2030-01-01 00:00 UTC until 2030-02-01 12:30 UTC."],
+      [{ type: "time_window", startsAt: "", endsAt: "2030-02-01T12:30" }, "Sponsors only until 2030-02-01 12:30 UTC."],
+      [{ type: "gas_price", maxFeePerGas: "30000000000", waitSeconds: "0" }, "Declines when the fee per gas is above 30 gwei."],
+      [{ type: "gas_price", maxFeePerGas: "1500000000", waitSeconds: "20" }, "Declines when the fee per gas is above 1.5 gwei. Transactions this service builds wait up to 20 seconds for it to fall."],
+      [{ type: "approval_webhook", url: receiverUrl, timeoutMs: "2000", onError: "decline" }, `Asks ${receiverUrl} before sponsoring; if it fails or does not answer within 2 seconds, declines.`],
+      [{ type: "approval_webhook", url: receiverUrl, timeoutMs: "1500", onError: "sponsor" }, `Asks ${receiverUrl} before sponsoring; if it fails or does not answer within 1500 ms, sponsors anyway.`],
+    ];
+    for (const [fields, words] of sent) {
+      const outcome = await runOperation(ctx, createPolicyRule, ruleFormToApi(formData({ policy: policy.id, $purpose: fields.type!, ...fields })));
+      if (!outcome.ok) throw new Error(`${JSON.stringify(fields)}: ${JSON.stringify(outcome.error)}`);
+      expect(purposeOf(outcome.data)).toBe(fields.type);
+      expect(describeRule(outcome.data, "ETH")).toBe(words);
+      expect("secret" in outcome.data).toBe(fields.type === "approval_webhook");
+    }
+    // Editing a window in the dashboard: an emptied end unsets it (an emptied field would otherwise be left out, and kept).
+    const window = await runOperation(ctx, createPolicyRule, ruleFormToApi(formData({ policy: policy.id, type: "time_window", startsAt: "2030-01-01T00:00", endsAt: "2030-02-01T00:00" })));
+    if (!window.ok) throw new Error(JSON.stringify(window.error));
+    expect(window.data).toMatchObject({ startsAt: Date.UTC(2030, 0, 1) / 1000, endsAt: Date.UTC(2030, 1, 1) / 1000 });
+    const edited = await runOperation(ctx, updatePolicyRule, ruleFormToApi(formData({ type: "time_window", startsAt: "2030-01-01T00:00", endsAt: "" })), { id: window.data.id });
+    if (!edited.ok) throw new Error(JSON.stringify(edited.error));
+    expect(edited.data.endsAt).toBeUndefined();
+    expect(describeRule(edited.data)).toBe("Sponsors only from 2030-01-01 00:00 UTC on.");
+    // Both emptied: the API's refusal names both fields, which the editor shows beside them.
+    const empty = await runOperation(ctx, createPolicyRule, ruleFormToApi(formData({ policy: policy.id, type: "time_window", startsAt: "", endsAt: "" })));
+    expect(empty.ok).toBe(false);
+    if (!empty.ok) expect(Object.keys(empty.error.details ?? {})).toEqual(["startsAt", "endsAt"]);
+    // The secret select of an edited webhook: keep it, or rotate it (answered once).
+    const hook = await runOperation(ctx, createPolicyRule, formData({ policy: policy.id, type: "approval_webhook", url: receiverUrl }));
+    if (!hook.ok) throw new Error(JSON.stringify(hook.error));
+    const kept = await runOperation(ctx, updatePolicyRule, formData({ type: "approval_webhook", url: receiverUrl, timeoutMs: "3000", onError: "sponsor", rotateSecret: "false" }), { id: hook.data.id });
+    expect(kept.ok && kept.data.secret).toBe(undefined);
+    const rotated = await runOperation(ctx, updatePolicyRule, formData({ type: "approval_webhook", url: receiverUrl, rotateSecret: "true" }), { id: hook.data.id });
+    expect(rotated.ok && rotated.data.secret).toMatch(/^whsec_/);
+    expect(received).toBe(0);
   });
 });

@@ -105,7 +105,7 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
                   <details className="mt-2">
                     <summary className="cursor-pointer text-xs text-indigo-700">Edit</summary>
                     <div className="mt-2 rounded-md border border-slate-200 p-3">
-                      <RuleEditor action={rule(r.id, "updatePolicyRule")} contracts={contracts} rule={r} submitLabel="Save rule" />
+                      <RuleEditor action={rule(r.id, "updatePolicyRule")} contracts={contracts} rule={r} submitLabel="Save rule" symbol={symbol} />
                     </div>
                   </details>
                 )}
@@ -116,7 +116,7 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
         {!policy.deleted && (
           <div className="border-t border-slate-100 pt-4">
             <h3 className="mb-3 text-sm font-semibold">Add a rule</h3>
-            <RuleEditor action={addRule} contracts={contracts} submitLabel="Add rule" key={rules.total} fields={{ policy: policy.id }} />
+            <RuleEditor action={addRule} contracts={contracts} submitLabel="Add rule" fields={{ policy: policy.id }} symbol={symbol} />
           </div>
         )}
       </Card>
