@@ -12,6 +12,7 @@ const SECTIONS = [
   ["/accounts", "Accounts"],
   ["/contracts", "Contracts"],
   ["/policies", "Policies"],
+  ["/sponsorship", "Sponsorship"],
   ["/paymasters", "Paymasters"],
   ["/intents", "Transaction intents"],
   ["/reports", "Gas reports"],
