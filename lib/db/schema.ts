@@ -599,6 +599,20 @@ export const triggers = pgTable(
  * state: `belowSinceBlock` is the first block it saw the value below the threshold in the current
  * dip, `firedAt` set once the event went out for that dip (cleared when the value is back above).
  */
+/** One chain's reading of a balance.project monitor that watches every chain of its mode. */
+export interface MonitorChainState {
+  /** The project's available balance there, wei. */
+  value: string;
+  /** The chain's latest block when read. */
+  block: number;
+  /** ISO time of the reading. */
+  checkedAt: string;
+  /** The block it went below the threshold at; null while at or above it. */
+  belowSinceBlock: number | null;
+  /** ISO time the event of this crossing was sent; null until then. */
+  firedAt: string | null;
+}
+
 export const eventDefinitions = pgTable(
   "event_definitions",
   {
@@ -620,6 +634,11 @@ export const eventDefinitions = pgTable(
     lastError: text(),
     belowSinceBlock: bigint({ mode: "number" }),
     firedAt: timestamp({ withTimezone: true }),
+    /**
+     * A balance.project monitor without a chain watches every chain of its mode, each crossing on its own: its
+     * reading per chain id (the columns above are for monitors of one chain).
+     */
+    chainStates: jsonb().$type<Record<string, MonitorChainState>>(),
     deleted: boolean().notNull().default(false),
     createdAt: createdAt(),
     updatedAt: createdAt(),

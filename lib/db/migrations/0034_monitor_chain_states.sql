@@ -1,0 +1,1 @@
+ALTER TABLE "event_definitions" ADD COLUMN "chain_states" jsonb;
