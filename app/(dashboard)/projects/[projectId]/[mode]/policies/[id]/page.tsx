@@ -4,6 +4,8 @@ import { RecentIntents } from "@/components/intent-list";
 import { ButtonLink, Card, Definitions, PageHeader } from "@/components/page";
 import { OutsideAccountsSelect, PaymasterSelect, StrategyFields } from "@/components/policy-fields";
 import { RuleEditor } from "@/components/rule-editor";
+import { BudgetSubjectForm, BudgetTable } from "@/components/sponsorship-budgets";
+import { DryRunForm, type DryRunRule } from "@/components/sponsorship-dry-run";
 import { Time } from "@/components/time";
 import { findChain } from "@/lib/chain/registry";
 import { submitOperation, type FormOperationId } from "@/lib/dashboard/actions";
@@ -12,22 +14,34 @@ import { projectScope } from "@/lib/dashboard/context";
 import { readOperation } from "@/lib/dashboard/operations";
 import { isToken, projectContracts } from "@/lib/dashboard/contracts";
 import { usablePaymasters } from "@/lib/dashboard/paymasters";
+import { budgetRows, budgetSubject } from "@/lib/dashboard/sponsorship";
+import { evaluatePolicyAction } from "@/lib/dashboard/sponsorship-actions";
 import { getDb } from "@/lib/db/client";
 import { listIntents } from "@/lib/intents/service";
+import { searchPlayers } from "@/lib/players/service";
 import { getPolicy, listPolicyRules } from "@/lib/policies/operations";
 import { describeRule, SPONSOR_SCHEMA_WORDS } from "@/lib/policies/purposes";
 
 export const metadata = { title: "Policy" };
 
-export default async function PolicyPage({ params }: { params: Promise<{ projectId: string; mode: string; id: string }> }) {
+export default async function PolicyPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ projectId: string; mode: string; id: string }>;
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
   const { projectId, mode, id } = await params;
+  const subject = budgetSubject(await searchParams);
   const scope = await projectScope(projectId, mode);
   const policy = await readOperation(scope.ctx, getPolicy, {}, { id });
-  const [rules, contracts, intents, paymasters] = await Promise.all([
+  const [rules, contracts, intents, paymasters, budgets, players] = await Promise.all([
     readOperation(scope.ctx, listPolicyRules, { policy: policy.id, limit: 100, order: "asc", expand: ["contract"] }),
     projectContracts(scope.ctx, policy.chainId),
     listIntents(await getDb(), scope.ctx, { policy: [policy.id], limit: 10, skip: 0 }),
     usablePaymasters(scope.ctx),
+    budgetRows(await getDb(), scope.ctx, { policy: policy.id, ...subject }),
+    searchPlayers(await getDb(), scope.ctx, { limit: 100, skip: 0 }),
   ]);
   const symbol = findChain(policy.chainId)?.nativeCurrency.symbol ?? "ETH";
   const target = { projectId: scope.project.id, mode: scope.mode, params: { id: policy.id } };
@@ -35,6 +49,11 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
   const update = submitOperation.bind(null, { ...target, operationId: "updatePolicy" });
   const remove = submitOperation.bind(null, { ...target, operationId: "deletePolicy", redirectTo: "/policies" });
   const addRule = submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId: "createPolicyRule" });
+  const evaluate = evaluatePolicyAction.bind(null, { projectId: scope.project.id, mode: scope.mode, policyId: policy.id });
+  // The dry run's checks name rules by id: each in words, with the unit of what remains of it.
+  const dryRunRules = Object.fromEntries(
+    rules.data.map((r): [string, DryRunRule] => [r.id, { words: describeRule(r, symbol), unit: r.type === "budget" && r.currency === "usd" ? "usd" : r.functionName === "count_per_interval" ? "count" : "wei" }]),
+  );
   const rule = (ruleId: string, operationId: FormOperationId) => submitOperation.bind(null, { projectId: scope.project.id, mode: scope.mode, operationId, params: { id: ruleId } });
   return (
     <>
@@ -120,6 +139,28 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
           </div>
         )}
       </Card>
+      {budgets.length > 0 && (
+        <Card title="Budgets" actions={<a className="text-sm text-indigo-700 hover:underline" href={`${scope.base}/sponsorship`}>All budgets and the ledger</a>}>
+          {budgets.some((r) => r.scope === "player" || r.scope === "account") && <BudgetSubjectForm player={subject.player} account={subject.account} />}
+          <BudgetTable rows={budgets} base={scope.base} showPolicy={false} />
+        </Card>
+      )}
+      {!policy.deleted && (
+        <Card title="Dry run">
+          <p className="mb-4 text-sm text-slate-600">
+            Would this policy sponsor a transaction? Each check is evaluated as for a real intent (its calls resolved, its most cost estimated), but nothing is signed, held or recorded.
+          </p>
+          <DryRunForm
+            action={evaluate}
+            chainId={policy.chainId}
+            symbol={symbol}
+            contracts={contracts}
+            players={players.rows.map((p) => ({ id: p.id, name: p.name || p.id }))}
+            rules={dryRunRules}
+            asksWebhooks={rules.data.some((r) => r.type === "approval_webhook")}
+          />
+        </Card>
+      )}
       <Card title="Recent transaction intents" actions={<a className="text-sm text-indigo-700 hover:underline" href={`${scope.base}/intents?policy=${policy.id}`}>All of this policy&apos;s intents</a>}>
         <RecentIntents intents={intents.rows} base={scope.base} />
       </Card>
