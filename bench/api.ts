@@ -11,7 +11,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { runCli, startServer, type RunningServer } from "../test/server";
 import { benchIntents, type IntentRatios } from "./intents";
-import { apiClient, describeDatabase, envInt, postgresPids, rssMb, sleep, startBenchChain } from "./lib";
+import { apiClient, describeDatabase, envInt, postgresPids, rssMb, sleep, sponsorshipCreditEnv, startBenchChain } from "./lib";
 import { benchPipeline, FRAMEWORK_FLOOR, GET_PLAYERS, POST_PLAYERS } from "./pipeline";
 import { printProfile } from "./profile";
 
@@ -42,7 +42,8 @@ async function main() {
   let embedded: RunningServer | undefined;
   try {
     // Disjoint executor ranges, whatever the ports: each instance signs bundles with keys of its own.
-    const env = (i: number) => ({ RELAY_EXECUTOR_OFFSET: String(1000 + 100 * i) });
+    // And enough sponsorship balance for every run's intents (the ledger of issue 30): none is declined for money.
+    const env = (i: number) => ({ RELAY_EXECUTOR_OFFSET: String(1000 + 100 * i), ...sponsorshipCreditEnv() });
     const nodeArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
     servers.push(await startServer(env(0), { nodeArgs }));
     for (let i = 1; i < instances; i++) servers.push(await startServer(env(i), { shareDatabaseOf: servers[0], nodeArgs }));

@@ -1,5 +1,5 @@
 // Sponsored transaction intents through the API, next to the floor: the same ops sent directly (bench/floor.ts).
-import { encodeFunctionData, getAbiItem, type Hex } from "viem";
+import { encodeFunctionData, formatEther, getAbiItem, type Hex } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
@@ -245,6 +245,14 @@ export async function benchIntents(apis: Api[], chain: ChainConfig, options: { c
       `to status=1: service = POST start until the list shows response.status=1 (polled every ${POLL_MS} ms); floor = build start until the handleOps receipt.\n` +
       `landed/s: ops on chain over the time from the run's start to the last one. Floor bundles: up to 50 ops, sent from one key without waiting.\n` +
       `once: landed ops with exactly one UserOperationEvent on chain; dup: ops of these accounts seen twice, or on chain without an intent answering with them.`,
+  );
+  // What the runs spent of the project's sponsorship ledger (issue 30): the servers credit it BENCH_CREDIT (bench/lib.ts)
+  // so that no intent is declined for money; "held" is what ops still in flight may cost.
+  const { data: balances } = await api<{ data: { credited: string; available: string; held: string; settled: string }[] }>("GET", `/v1/sponsorship/balances?chainId=${chain.chainId}`);
+  const b = balances[0]!;
+  console.log(
+    `\nSponsorship balance of the intents' project on chain ${chain.chainId}: settled ${formatEther(BigInt(b.settled))}, held ${formatEther(BigInt(b.held))}, ` +
+      `available ${formatEther(BigInt(b.available))} of ${formatEther(BigInt(b.credited))} credited (coin)`,
   );
   const [firstService, firstFloor, nextService, nextFloor] = results as [RunResult, RunResult, RunResult, RunResult];
   if (apis.length > 1) {

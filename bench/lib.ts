@@ -64,6 +64,17 @@ export async function startBenchChain(): Promise<{ chain: ChainConfig; pids: num
   return { chain, pids: nodes.map((node) => node.pid), stop: async () => void (await Promise.all(nodes.map((node) => node.stop()))) };
 }
 
+/**
+ * What the benchmarks' and drills' servers credit each new project in test mode on a local chain
+ * (SPONSORSHIP_LOCAL_CREDIT, lib/sponsorship/ledger.ts), in coins: enough for their longest runs at anvil's fees (an
+ * op costs at most about 0.001–0.005 coin there; the default, 1, covers a few hundred), so that no intent is declined
+ * for money. SPONSORSHIP_LOCAL_CREDIT in the environment overrides it.
+ */
+export const BENCH_CREDIT = "1000";
+
+/** The servers' environment for the sponsorship ledger: BENCH_CREDIT unless SPONSORSHIP_LOCAL_CREDIT is set. */
+export const sponsorshipCreditEnv = (): Record<string, string> => ({ SPONSORSHIP_LOCAL_CREDIT: process.env.SPONSORSHIP_LOCAL_CREDIT ?? BENCH_CREDIT });
+
 /** A process's resident set size in MB (Linux). */
 export function rssMb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));

@@ -1,9 +1,12 @@
 // `npm run drill -- burst`: a thousand sponsored intents sent at once over ten accounts (a hundred each, so ops of one
 // account are in flight together), with the service's default limits. Every one must land once with its own
-// (sender, nonce); prints the creation rate, the landing time and the failed tries by type.
+// (sender, nonce); prints the creation rate, the landing time and the failed tries by type. Then the project's
+// sponsorship ledger must add up: nothing left held, settlements = the ops' actualGasCost on chain, each intent's hold
+// settled or released once (./ledger).
 import { now, quantile, sleep } from "../lib";
 import { checkLandings, intentRows, printTable, verdict } from "./checks";
 import { describeErrors } from "./client";
+import { checkLedger, LEDGER_SETTLE_MS, settleLedger } from "./ledger";
 import { blockNumber, intentBody, query, setupProject, startDrillChain, startDrillServer, tempDir } from "./setup";
 
 const ACCOUNTS = 10;
@@ -74,6 +77,9 @@ export async function burstDrill(short: boolean): Promise<number> {
     const rows = (await intentRows(server, fixture.projectId)).filter((r) => !deployed.has(r.id));
     const landings = await checkLandings(chain.chain, rows, accepted, fixture.players.map((p) => p.address), fromBlock);
     const landed = [...landMs].filter(([id]) => ended.get(id) === "successful").map(([, ms]) => ms);
+    // The ledger over all of the project's intents, the accounts' first ones included.
+    await settleLedger(server, fixture.projectId, chain.chain.chainId, LEDGER_SETTLE_MS);
+    const ledger = await checkLedger(server, chain.chain, fixture.projectId, fixture.players.map((p) => p.address));
     const log = saveLog();
 
     printTable(`Burst drill${short ? " (short)" : ""} on PostgreSQL:`, [
@@ -91,6 +97,7 @@ export async function burstDrill(short: boolean): Promise<number> {
       ["ops on chain", landings.onChain],
       ["distinct (sender, nonce)", landings.distinctNonces],
       ["(sender, nonce) repeated", landings.nonceRepeats],
+      ...ledger.rows,
     ]);
     console.log(`  failed tries by type (retried with the same key unless 4xx): ${describeErrors(fixture.api.errors)}`);
     for (const [type, body] of fixture.api.refusals) console.log(`  refused ${type}: ${body}`);
@@ -102,8 +109,9 @@ export async function burstDrill(short: boolean): Promise<number> {
         ["refused", refused.length ? [...fixture.api.refusals.keys()] : []],
         ["duplicated", landings.duplicated],
         ["(sender, nonce) repeated", landings.nonceRepeats ? [`${landings.nonceRepeats} pairs`] : []],
+        ["sponsorship ledger problems", ledger.problems],
       ],
-      `${landings.landedOnce}/${total} landed once with distinct nonces, landing p99 ${seconds(quantile(landed, 0.99))} s`,
+      `${landings.landedOnce}/${total} landed once with distinct nonces, landing p99 ${seconds(quantile(landed, 0.99))} s, ${ledger.summary}`,
     );
     return code;
   } finally {

@@ -1,12 +1,14 @@
 // `npm run drill -- crash`: a steady stream of sponsored intents, and the subscription deliveries they cause, while
 // the server is SIGKILLed at random moments (restarted at once each time), anvil is restarted once and the server's
 // PostgreSQL connections are cut once. Then: every accepted intent landed exactly once, every event reached the
-// receiver under its one id, and no background run is left orphaned.
+// receiver under its one id, no background run is left orphaned, and the project's sponsorship ledger adds up: nothing
+// left held, settlements = the ops' actualGasCost on chain, each intent's hold settled or released once (./ledger).
 import postgres from "postgres";
 import type { RunningServer } from "../../test/server";
 import { now, sleep } from "../lib";
 import { checkDeliveries, checkLandings, failedRuns, intentRows, orphanedRuns, printTable, publishedEvents, relayRunsOf, settle, unfinishedRuns, verdict } from "./checks";
 import { describeErrors } from "./client";
+import { checkLedger, LEDGER_SETTLE_MS, settleLedger } from "./ledger";
 import { blockNumber, intentBody, setupProject, startDrillChain, startDrillServer, startReceiver, subscribe, tempDir, type DrillChain, type Fixture } from "./setup";
 
 const TOPICS = ["transaction_intent.broadcast", "transaction_intent.successful", "transaction_intent.failed"];
@@ -142,6 +144,8 @@ export async function crashDrill(short: boolean): Promise<number> {
       },
     );
     const settleSeconds = (now() - settleStart) / 1000;
+    await settleLedger(server, fixture.projectId, chain.chain.chainId, LEDGER_SETTLE_MS);
+    const ledger = await checkLedger(server, chain.chain, fixture.projectId, fixture.players.map((p) => p.address));
 
     const rows = await intentRows(server, fixture.projectId);
     const landings = await checkLandings(chain.chain, rows, accepted, fixture.players.map((p) => p.address), fromBlock);
@@ -176,6 +180,7 @@ export async function crashDrill(short: boolean): Promise<number> {
       ["runs taken over after a kill (server log)", takeovers],
       ["orphaned runs", orphaned.length],
       ["settled in s", settled ? settleSeconds.toFixed(0) : `> ${options.settleMs / 1000}`],
+      ...ledger.rows,
     ]);
     console.log(`  failed tries (retried with the same key): ${describeErrors(fixture.api.errors)}`);
     for (const [type, body] of fixture.api.refusals) console.log(`  refused ${type}: ${body}`);
@@ -193,8 +198,9 @@ export async function crashDrill(short: boolean): Promise<number> {
         ["forged deliveries", receiver.forged ? [`${receiver.forged} requests`] : []],
         ["orphaned runs", orphaned],
         ["refused intents", stream.refused.length ? [...fixture.api.refusals.keys()] : []],
+        ["sponsorship ledger problems", ledger.problems],
       ],
-      `${options.kills} kills, ${accepted.size} intents each landed once, ${deliveries.events} events all delivered (${deliveries.requests} requests), no orphaned run`,
+      `${options.kills} kills, ${accepted.size} intents each landed once, ${deliveries.events} events all delivered (${deliveries.requests} requests), no orphaned run, ${ledger.summary}`,
     );
     return code;
   } finally {

@@ -17,7 +17,7 @@ import { publicClient } from "@/lib/chain/clients";
 import { prepareChain, serviceDeployment } from "@/lib/chain/contracts";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { runCli, startServer, type RunningServer } from "../../test/server";
-import { pool } from "../lib";
+import { pool, sponsorshipCreditEnv } from "../lib";
 import { DrillClient } from "./client";
 
 export const CHAIN_ID = 31337;
@@ -192,7 +192,7 @@ export async function subscribe(fixture: Fixture, receiverUrl: string, topics: s
  * failed drill it only kills it and keeps the database, the evidence (function_runs, outbound_events, intents).
  */
 export async function startDrillServer(name: string, env: Record<string, string>) {
-  const server = await startServer(env);
+  const server = await startServer({ ...sponsorshipCreditEnv(), ...env });
   const file = path.join(os.tmpdir(), `drill-${name}-${Date.now()}.log`);
   return {
     server,
