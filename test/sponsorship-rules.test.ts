@@ -1,8 +1,11 @@
-import { parseEther, parseGwei, toHex, type Address } from "viem";
+import { encodeFunctionData, parseEther, parseGwei, toHex, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { entryPointAbi } from "@/contracts/artifacts";
+import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
+import { accountFactoryCall, accountSalt } from "@/lib/chain/accounts";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { chainFees } from "@/lib/chain/userop";
+import { chainFees, estimateUserOperation } from "@/lib/chain/userop";
+import { serializeUserOp } from "@/lib/intents/userop-json";
 import { formatUsd, usdMicros, weiToUsdMicros } from "@/lib/sponsorship/budgets";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
@@ -203,6 +206,36 @@ describe("budgets", () => {
     // Held at their most (and settled since, for less): within the budget.
     expect(BigInt((await usage()).used)).toBeLessThanOrEqual(amount);
     await Promise.all(ok.map((r) => waitForLanding(key, r.body.id, 60_000)));
+  }, 120_000);
+});
+
+describe("ERC-7677 operations", () => {
+  it("count toward budgets: a signed op's hold is used, and a budget it exhausts declines the next with its code", async () => {
+    const { body: pol } = await call("POST", "/v1/policies", { key, json: { name: "7677", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } });
+    expect((await call("POST", "/v1/policy_rules", { key, json: { policy: pol.id, type: "contract_functions", wildcard: true, functionName: "All functions" } })).status).toBe(200);
+    const budget = await call("POST", "/v1/policy_rules", { key, json: { policy: pol.id, type: "budget", amount: "1000", currency: "usd", scope: "policy", period: "day" } });
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, externalOwnerAddress: owner.address } });
+    const { initCode } = accountFactoryCall(owner.address, accountSalt(account.player.id));
+    const ping = encodeFunctionData({ abi: smartAccountAbi, functionName: "execute", args: [privateKeyToAccount(generatePrivateKey()).address, 0n, "0x"] });
+    const clientOp = async (nonceKey: bigint) => {
+      const { op } = await estimateUserOperation(chainOf(31337), { sender: account.address, initCode, callData: ping, sponsored: true, nonceKey });
+      return serializeUserOp({ ...op, paymasterAndData: "0x", signature: "0x" });
+    };
+    const rpc = async (method: string, op: Record<string, string>) =>
+      (await call("POST", `/v1/paymaster_service/${project.keys.test.publishable}`, { json: { jsonrpc: "2.0", id: 1, method, params: [op, serviceDeployment().entryPoint, "0x7a69", { policy: pol.id }] } })).body;
+
+    const first = await clientOp(1n);
+    expect((await rpc("pm_getPaymasterStubData", first)).result).toBeDefined();
+    expect((await rpc("pm_getPaymasterData", first)).result.paymasterAndData).toMatch(/^0x/);
+    const usage = (await call("GET", `/v1/policy_rules/${budget.body.id}`, { key, query: { expand: ["usage"] } })).body.usage;
+    expect(usdMicros(usage.used)).toBeGreaterThan(0n);
+    // Used up: the next op is declined with the decline's code and details in the JSON-RPC error's data.
+    expect((await call("POST", `/v1/policy_rules/${budget.body.id}`, { key, json: { amount: usage.used } })).status).toBe(200);
+    const refused = await rpc("pm_getPaymasterData", await clientOp(2n));
+    expect(refused.error).toMatchObject({ code: -32003, data: { code: "budget_exhausted", policy: pol.id, rule: budget.body.id, remaining: "0.000000" } });
+    // Asked again for the first op's nonce, its earlier signature's hold does not count against it.
+    expect((await rpc("pm_getPaymasterData", first)).result.paymasterAndData).toMatch(/^0x/);
   }, 120_000);
 });
 

@@ -319,11 +319,12 @@ async function budgetChecks(checks: Checks, q: Queryable, policy: PolicyRow, rul
     const base = { rule: rule.id, type: rule.type, code: "budget_exhausted" as const };
     const usd = rule.currency === "usd";
     const show = (v: bigint) => (usd ? `$${showAmount(rule, v)}` : `${showAmount(rule, v)} wei`);
-    if (usd && price === null) {
+    // Nothing to value yet (an ERC-7677 stub, before the op's gas is known): only what is used already counts.
+    if (usd && price === null && request.maxCost > 0n) {
       checks.add({ ...base, passed: false, reason: `the budget is in USD and chain ${request.chainId} has no USD price now, so this operation's cost cannot be counted against it` });
       continue;
     }
-    const cost = usd ? weiToUsdMicros(request.maxCost, price!) : request.maxCost;
+    const cost = usd ? (price === null ? 0n : weiToUsdMicros(request.maxCost, price)) : request.maxCost;
     const limit = budgetLimit(rule);
     if (rule.scope === "operation") {
       const passed = cost <= limit;
