@@ -78,7 +78,7 @@ export function BudgetTable({ rows, base, showPolicy = true }: { rows: BudgetRow
 export function BudgetSubjectForm({ player, account, keep = {} }: { player?: string; account?: string; keep?: Record<string, string | undefined> }) {
   const inputClass = "rounded-md border border-slate-300 bg-white px-2 py-1.5 font-mono text-xs";
   return (
-    <form method="get" className="mb-3 flex flex-wrap items-end gap-2 text-sm">
+    <form method="get" aria-label="Whose budget use" className="mb-3 flex flex-wrap items-end gap-2 text-sm">
       {Object.entries(keep).map(([name, value]) => value && <input key={name} type="hidden" name={name} value={value} />)}
       <label className="flex flex-col gap-1 text-xs font-medium text-slate-600">
         Player
