@@ -71,6 +71,10 @@ describe("POST /v1/events", () => {
 
     const deposit = await call("POST", "/v1/events", { key, json: { name: "deposit", topic: "balance.project", chainId: CHAIN, threshold: "0001" } });
     expect(deposit.body).toMatchObject({ topic: "balance.project", chainId: CHAIN, threshold: "1", monitor: { state: "armed" } });
+    // Without a chain: the project's balance on every chain of the mode, each reading apart (none yet).
+    const everywhere = await call("POST", "/v1/events", { key, json: { name: "any chain", topic: "balance.project", threshold: "5" } });
+    expect(everywhere.status, JSON.stringify(everywhere.body)).toBe(200);
+    expect(everywhere.body).toMatchObject({ topic: "balance.project", chainId: null, threshold: "5", monitor: { state: "armed", value: null, chains: [] } });
 
     const named = await call("POST", "/v1/events", { key, json: { name: "successes", topic: "transaction_intent.successful" } });
     expect(named.body).toMatchObject({ topic: "transaction_intent.successful", threshold: null, chainId: null, functionArgs: null, numberOfBlocks: 0, monitor: null });
@@ -113,7 +117,6 @@ describe("POST /v1/events", () => {
     await bad({ name: "n", topic: "balance.dev_account", chainId: CHAIN, threshold: "1", developerAccount: devAccount, functionName: "x" }, "functionName", /not used/i);
     // Required per topic.
     await bad({ name: "n", topic: "balance.project", chainId: CHAIN }, "threshold", /required/i);
-    await bad({ name: "n", topic: "balance.project", threshold: "1" }, "chainId", /required/i);
     await bad({ name: "n", topic: "balance.dev_account", threshold: "1", chainId: CHAIN }, "developerAccount", /required/i);
     await bad({ ...contract, contract: undefined }, "contract", /required/i);
     await bad({ ...contract, functionName: undefined }, "functionName", /required/i);

@@ -6,15 +6,15 @@ import path from "node:path";
 import { parseEther, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { entryPointAbi, testTokenAbi, testTokenBytecode } from "@/contracts/artifacts";
+import { testTokenAbi, testTokenBytecode } from "@/contracts/artifacts";
 import { walletClient } from "@/lib/chain/clients";
-import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { outboundEvents, subscriptions, triggers } from "@/lib/db/schema";
 import { deliveryTargets } from "@/lib/deliveries/publish";
 import { newSigningSecret, sealSigningSecret } from "@/lib/deliveries/signing";
 import { checkMonitors, MULTICALL3 } from "@/lib/events/monitor";
 import { newId } from "@/lib/ids";
+import { hold, releaseHold } from "@/lib/sponsorship/ledger";
 import { call, newProject } from "@/test/api";
 import { chainOf, clientOf, fundedWallet, mined } from "@/test/chain";
 import { eventually, receiver, runInProcessOnly } from "@/test/relay-fixtures";
@@ -170,7 +170,7 @@ describe("balance.dev_account monitors", () => {
   });
 });
 
-describe("balance.contract and balance.project monitors", () => {
+describe("balance.contract monitors", () => {
   it("watch a TestToken balanceOf", async () => {
     const holder = await fundedWallet(CHAIN);
     const receipt = await mined(CHAIN, await holder.deployContract({ abi: testTokenAbi, bytecode: testTokenBytecode, args: ["Gold", "GOLD"] }));
@@ -190,25 +190,138 @@ describe("balance.contract and balance.project monitors", () => {
     expect(await deliveryTargets(await getDb(), { projectId, livemode: false }, "balance.contract")).toEqual([]);
   });
 
-  it("watch the paymaster's EntryPoint deposit, firing when the threshold is above it", async () => {
-    const { entryPoint, paymaster } = serviceDeployment();
-    const id = await createEvent({ name: "deposit", topic: "balance.project", chainId: CHAIN, threshold: (10n ** 30n).toString() });
-    expect((await check(id)).fired).toEqual([id]);
-    const { monitor } = await definition(id);
-    const deposit = await clientOf(CHAIN).readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [paymaster], blockNumber: BigInt(monitor.blockNumber) });
-    expect(monitor).toMatchObject({ state: "fired", value: deposit.toString() });
-    expect(await published(id)).toHaveLength(1);
-  });
-
   it("read a chain with Multicall3 in one multicall: view calls and native balances alike", async () => {
     const { id: account, owner } = await developerAccount("3", MULTICALL_CHAIN);
     const native = await createEvent({ name: "mc dev", topic: "balance.dev_account", developerAccount: account, chainId: MULTICALL_CHAIN, threshold: parseEther("1").toString() });
-    const deposit = await createEvent({ name: "mc deposit", topic: "balance.project", chainId: MULTICALL_CHAIN, threshold: "1" });
-    await check(native, deposit);
+    const holder = await fundedWallet(MULTICALL_CHAIN);
+    const receipt = await mined(MULTICALL_CHAIN, await holder.deployContract({ abi: testTokenAbi, bytecode: testTokenBytecode, args: ["Silver", "SLV"] }));
+    const token = receipt.contractAddress!;
+    await mined(MULTICALL_CHAIN, await holder.writeContract({ address: token, abi: testTokenAbi, functionName: "mint", args: [holder.account.address, parseEther("4")] }));
+    const contract = (await call("POST", "/v1/contracts", { key, json: { name: "Silver", chainId: MULTICALL_CHAIN, address: token, abi: testTokenAbi } })).body.id;
+    const view = await createEvent({ name: "mc view", topic: "balance.contract", contract, functionName: "balanceOf", functionArgs: [holder.account.address], threshold: "1" });
+    await check(native, view);
     expect((await definition(native)).monitor).toMatchObject({ state: "armed", value: parseEther("3").toString(), error: null });
-    expect(BigInt((await definition(deposit)).monitor.value)).toBeGreaterThan(0n);
+    expect((await definition(view)).monitor).toMatchObject({ state: "armed", value: parseEther("4").toString(), error: null });
     await drain(owner, "0.5", MULTICALL_CHAIN);
-    expect((await check(native, deposit)).fired).toEqual([native]);
+    expect((await check(native, view)).fired).toEqual([native]);
+  });
+});
+
+describe("balance.project monitors: the project's own sponsorship balance", () => {
+  /** A project of its own (its balances are the test's), with a subscription to balance.project. */
+  async function sponsoredProject(name: string) {
+    const project = await newProject(name);
+    const ctx = { projectId: project.id, livemode: false };
+    const db = await getDb();
+    const subscriptionId = newId("subscription");
+    const triggerId = newId("trigger");
+    await db.insert(subscriptions).values({ id: subscriptionId, ...ctx, topic: "balance.project" });
+    await db.insert(triggers).values({ id: triggerId, ...ctx, subscriptionId, type: "webhook", target: `${hooks.url}/${project.id}`, encryptedSecret: sealSigningSecret(newSigningSecret(), triggerId) });
+    const create = async (json: Record<string, unknown>) => {
+      const res = await call("POST", "/v1/events", { key: project.keys.test.secret, json: { topic: "balance.project", ...json } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.id as string;
+    };
+    const read = async (id: string) => (await call("GET", `/v1/events/${id}`, { key: project.keys.test.secret })).body;
+    /** Holds `eth` of the project's balance on the chain (an operation in flight); the answer gives it back. */
+    const spend = async (chainId: number, eth: string) => {
+      const held = await db.transaction((tx) => hold(tx, ctx, { chainId, amount: parseEther(eth), cause: "intent", usdPrice: null }));
+      return () => db.transaction((tx) => releaseHold(tx, held.id));
+    };
+    return { project, create, read, spend };
+  }
+
+  it("with a chainId, watch the project's available balance there (not the paymaster's deposit), once per crossing", async () => {
+    const { project, create, read, spend } = await sponsoredProject("monitored balance");
+    const threshold = parseEther("0.5").toString();
+    const id = await create({ name: "balance low", chainId: CHAIN, threshold });
+    // The local chains' test-mode credit of 1: far below the paymaster's deposit.
+    await check(id);
+    expect((await read(id)).monitor).toMatchObject({ state: "armed", value: parseEther("1").toString(), error: null });
+
+    const release = await spend(CHAIN, "0.6");
+    expect((await check(id)).fired).toEqual([id]);
+    const fired = (await read(id)).monitor;
+    expect(fired).toMatchObject({ state: "fired", value: parseEther("0.4").toString(), blockNumber: expect.any(Number) });
+    const [message] = await published(id);
+    expect(JSON.parse(message!.body)).toEqual({
+      type: "balance.project",
+      date: expect.any(Number),
+      data: { object: "event", event: expect.objectContaining({ id, topic: "balance.project", chainId: CHAIN }), value: parseEther("0.4").toString(), threshold, blockNumber: fired.blockNumber, chainId: CHAIN },
+    });
+    const delivered = await eventually("the subscriber's delivery", () => hooks.received.find((r) => r.headers["webhook-id"] === message!.id));
+    expect(delivered.path).toBe(`/${project.id}`);
+
+    expect((await check(id)).fired).toEqual([]);
+    await release();
+    await check(id);
+    expect((await read(id)).monitor).toMatchObject({ state: "armed", value: parseEther("1").toString(), firedAt: null });
+    await spend(CHAIN, "0.7");
+    expect((await check(id)).fired).toEqual([id]);
+    expect(await published(id)).toHaveLength(2);
+  });
+
+  it("without a chainId, watch every chain of the mode: each chain below the threshold fires once per crossing, with its chainId", async () => {
+    const { create, read, spend } = await sponsoredProject("monitored everywhere");
+    const id = await create({ name: "any chain low", threshold: parseEther("0.5").toString() });
+    expect((await read(id)).chainId).toBeNull();
+    await check(id);
+    const armed = (await read(id)).monitor;
+    // The test-mode chains of this process (31339 is a live chain).
+    expect(armed).toMatchObject({ state: "armed", value: parseEther("1").toString(), error: null });
+    expect(armed.chains).toEqual([
+      expect.objectContaining({ chainId: 31337, state: "armed", value: parseEther("1").toString(), blockNumber: expect.any(Number) }),
+      expect.objectContaining({ chainId: 31338, state: "armed", value: parseEther("1").toString(), blockNumber: expect.any(Number) }),
+    ]);
+    const chainsOf = async () => Object.fromEntries(((await read(id)).monitor.chains as { chainId: number; state: string }[]).map((c) => [c.chainId, c.state]));
+    const chainIdsPublished = async () => (await published(id)).map((m) => JSON.parse(m.body).data.chainId as number);
+
+    const release31338 = await spend(MULTICALL_CHAIN, "0.6");
+    expect((await check(id)).fired).toEqual([id]);
+    expect(await chainsOf()).toEqual({ 31337: "armed", 31338: "fired" });
+    expect((await read(id)).monitor).toMatchObject({ state: "fired", value: parseEther("0.4").toString(), firedAt: expect.any(Number) });
+    expect(await chainIdsPublished()).toEqual([31338]);
+    const [first] = await published(id);
+    expect(JSON.parse(first!.body).data).toMatchObject({ value: parseEther("0.4").toString(), chainId: 31338, event: { id, chainId: null } });
+
+    // Still below on 31338: nothing more; then 31337 crosses on its own.
+    expect((await check(id)).fired).toEqual([]);
+    await spend(CHAIN, "0.9");
+    expect((await check(id)).fired).toEqual([id]);
+    expect(await chainIdsPublished()).toEqual([31338, 31337]);
+    expect(await chainsOf()).toEqual({ 31337: "fired", 31338: "fired" });
+
+    // 31338 back above re-arms 31338 alone; its next crossing fires again.
+    await release31338();
+    expect((await check(id)).fired).toEqual([]);
+    expect(await chainsOf()).toEqual({ 31337: "fired", 31338: "armed" });
+    await spend(MULTICALL_CHAIN, "0.8");
+    expect((await check(id)).fired).toEqual([id]);
+    expect(await chainIdsPublished()).toEqual([31338, 31337, 31338]);
+    expect(new Set((await published(id)).map((m) => m.dedupeKey)).size).toBe(3);
+    await eventually("the three deliveries", () => (hooks.received.filter((r) => r.body.includes(`"id":"${id}"`)).length >= 3 ? true : undefined));
+  });
+
+  it("without a chainId, wait numberOfBlocks blocks of the chain that went below", async () => {
+    const { create, read, spend } = await sponsoredProject("patient everywhere");
+    const id = await create({ name: "patient", threshold: parseEther("0.5").toString(), numberOfBlocks: 20 });
+    await spend(MULTICALL_CHAIN, "0.6");
+    expect((await check(id)).fired).toEqual([]);
+    const below = ((await read(id)).monitor.chains as { chainId: number; state: string }[]).find((c) => c.chainId === MULTICALL_CHAIN)!;
+    expect(below.state).toBe("below");
+    await clientOf(MULTICALL_CHAIN).request({ method: "anvil_mine" as never, params: [toHex(20)] as never });
+    expect((await check(id)).fired).toEqual([id]);
+    expect((await read(id)).monitor).toMatchObject({ state: "fired" });
+    expect(await published(id)).toHaveLength(1);
+  });
+
+  it("of a live project watch its live chains, which start at zero", async () => {
+    const project = await newProject("live monitor");
+    const res = await call("POST", "/v1/events", { key: project.keys.live.secret, json: { name: "live", topic: "balance.project", threshold: "1" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await check(res.body.id)).fired).toEqual([res.body.id]);
+    const { monitor } = (await call("GET", `/v1/events/${res.body.id}`, { key: project.keys.live.secret })).body;
+    expect(monitor.chains).toEqual([expect.objectContaining({ chainId: 31339, value: "0", state: "fired" })]);
   });
 });
 

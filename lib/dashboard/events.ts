@@ -3,6 +3,7 @@
 import { revalidatePath } from "next/cache";
 import { getDb } from "@/lib/db/client";
 import { checkMonitors } from "@/lib/events/monitor";
+import { presentEvent } from "@/lib/events/present";
 import { getEvent } from "@/lib/events/service";
 import { ApiError } from "@/lib/http/errors";
 import { projectScope } from "./context";
@@ -23,5 +24,7 @@ export async function readMonitorNow(projectId: string, mode: string, id: string
   if (summary.checked === 0) return { error: { message: "This event monitors nothing (deleted, or not a balance topic)." } };
   const row = await getEvent(db, scope.ctx, id);
   if (row.lastError) return { error: { message: `The read failed: ${row.lastError}` } };
-  return { ok: true, data: { message: summary.fired.length ? `Read ${row.lastValue} at block ${row.lastBlock}: below the threshold, the event was sent.` : `Read ${row.lastValue} at block ${row.lastBlock}.` } };
+  // A balance.project monitor of every chain shows its lowest reading.
+  const { value, blockNumber } = presentEvent(row).monitor!;
+  return { ok: true, data: { message: summary.fired.length ? `Read ${value} at block ${blockNumber}: below the threshold, the event was sent.` : `Read ${value} at block ${blockNumber}.` } };
 }

@@ -1,28 +1,27 @@
 import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
-import type { Abi, Address } from "viem";
-import { entryPointAbi } from "@/contracts/artifacts";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import type { Address } from "viem";
+import { publicClient } from "@/lib/chain/clients";
 import { message, readChain, type Read } from "@/lib/chain/multicall";
-import { findChain } from "@/lib/chain/registry";
-import { contracts, developerAccounts, eventDefinitions } from "@/lib/db/schema";
+import { findChain, supportedChains } from "@/lib/chain/registry";
+import { contracts, developerAccounts, eventDefinitions, type MonitorChainState } from "@/lib/db/schema";
 import type { Db } from "@/lib/db/client";
 import { fanOut, publish } from "@/lib/deliveries/publish";
 import type { Topic } from "@/lib/deliveries/topics";
 import { ApiError } from "@/lib/http/errors";
 import { BALANCE_TOPICS } from "@/lib/deliveries/topics";
+import { projectBalances } from "@/lib/sponsorship/reads";
 import { presentEvent, type EventRow } from "./present";
 import { contractCall } from "./service";
 
 // The monitors' test points Multicall3 at a chain that lacks it.
 export { MULTICALL3 } from "@/lib/chain/multicall";
 
-/** The read a definition makes, or why it cannot be made (a deleted contract, say). */
+/**
+ * The chain read a definition makes, or why it cannot be made (a deleted contract, say). balance.project monitors
+ * read no chain value: they watch the project's own sponsorship balance (lib/sponsorship), in the database.
+ */
 async function readFor(db: Db, def: EventRow, contractsById: Map<string, typeof contracts.$inferSelect>, accountsById: Map<string, typeof developerAccounts.$inferSelect>): Promise<Read> {
   const ctx = { projectId: def.projectId, livemode: def.livemode };
-  if (def.topic === "balance.project") {
-    const { entryPoint, paymaster } = serviceDeployment();
-    return { kind: "call", address: entryPoint, abi: entryPointAbi as Abi, functionName: "balanceOf", args: [paymaster] };
-  }
   if (def.topic === "balance.dev_account") {
     const account = accountsById.get(def.developerAccountId ?? "");
     if (!account || account.deleted) throw new Error(`developer account ${def.developerAccountId} is deleted`);
@@ -44,6 +43,9 @@ export interface CheckSummary {
  * One check of every live balance monitor (or of `ids` only): each chain read at its latest block,
  * each definition's reading stored, and an event published (then fanned out) for each that has now
  * been below its threshold for numberOfBlocks blocks. `runId` becomes the event's requestId.
+ * balance.contract and balance.dev_account read the chain; balance.project reads the project's available
+ * sponsorship balance, counting its blocks on the chain's clock, on one chain or, without a chainId, on every
+ * chain of its mode (each chain crossing on its own).
  */
 export async function checkMonitors(db: Db, options: { runId: string | null; ids?: string[] }): Promise<CheckSummary> {
   const defs = await db
@@ -61,8 +63,10 @@ export async function checkMonitors(db: Db, options: { runId: string | null; ids
   const contractsById = new Map(contractRows.map((c) => [c.id, c]));
   const accountsById = new Map(accountRows.map((a) => [a.id, a]));
 
+  const projectDefs = defs.filter((d) => d.topic === "balance.project");
   const byChain = new Map<number, { def: EventRow; read: Read }[]>();
   for (const def of defs) {
+    if (def.topic === "balance.project") continue;
     try {
       const read = await readFor(db, def, contractsById, accountsById);
       byChain.set(def.chainId!, [...(byChain.get(def.chainId!) ?? []), { def, read }]);
@@ -71,18 +75,26 @@ export async function checkMonitors(db: Db, options: { runId: string | null; ids
       await recordError(db, def, err instanceof ApiError ? err.message : message(err));
     }
   }
+  // The chains the project monitors count blocks on: read for their latest block alone when nothing else reads them.
+  const projectChains = new Map(projectDefs.map((def) => [def.id, def.chainId !== null ? [def.chainId] : modeChains(def.livemode)]));
+  const chainIds = new Set([...byChain.keys(), ...[...projectChains.values()].flat()]);
+  const blocks = new Map<number, { block: number } | { error: string }>();
   await Promise.all(
-    [...byChain].map(async ([chainId, items]) => {
+    [...chainIds].map(async (chainId) => {
+      const items = byChain.get(chainId) ?? [];
       const chain = findChain(chainId);
       let outcome: Awaited<ReturnType<typeof readChain>>;
       try {
         if (!chain) throw new Error(`chain ${chainId} is not configured`);
-        outcome = await readChain(chain, items.map((item) => item.read));
+        // cacheTime 0: viem otherwise answers from a block number a few seconds old.
+        outcome = items.length ? await readChain(chain, items.map((item) => item.read)) : { block: await publicClient(chain).getBlockNumber({ cacheTime: 0 }), readings: [] };
       } catch (err) {
+        blocks.set(chainId, { error: `chain ${chainId}: ${message(err)}` });
         summary.errors += items.length;
         await Promise.all(items.map(({ def }) => recordError(db, def, `chain ${chainId}: ${message(err)}`)));
         return;
       }
+      blocks.set(chainId, { block: Number(outcome.block) });
       for (const [i, { def }] of items.entries()) {
         const reading = outcome.readings[i]!;
         if ("error" in reading) {
@@ -92,7 +104,96 @@ export async function checkMonitors(db: Db, options: { runId: string | null; ids
       }
     }),
   );
+  for (const def of projectDefs) {
+    try {
+      const fired = def.chainId !== null ? await checkProjectChain(db, def, blocks.get(def.chainId)!, options.runId) : await checkProjectChains(db, def, projectChains.get(def.id)!, blocks, options.runId);
+      if (fired === "error") summary.errors++;
+      else if (fired) summary.fired.push(def.id);
+    } catch (err) {
+      summary.errors++;
+      await recordError(db, def, message(err));
+    }
+  }
   return summary;
+}
+
+/** The chains of a mode, which a balance.project monitor without a chain watches. */
+const modeChains = (livemode: boolean) => supportedChains().flatMap((c) => (c.livemode === livemode ? [c.chainId] : []));
+
+/** A balance.project monitor of one chain: the project's available balance there, stored and judged as any reading. */
+async function checkProjectChain(db: Db, def: EventRow, block: { block: number } | { error: string }, runId: string | null): Promise<boolean | "error"> {
+  if ("error" in block) {
+    await recordError(db, def, block.error);
+    return "error";
+  }
+  const [balance] = await projectBalances(db, { projectId: def.projectId, livemode: def.livemode }, [def.chainId!]);
+  return record(db, def, balance!.available, block.block, runId);
+}
+
+/**
+ * A balance.project monitor of every chain of its mode: each chain's reading kept in chain_states, each crossing
+ * below the threshold on a chain firing once (with that chainId), re-armed on that chain when it is back at or above.
+ * Decided under the definition's row lock with the balances read in the same transaction, so concurrent checks
+ * neither fire twice nor store an older balance over a newer one; the events are recorded in that transaction.
+ */
+async function checkProjectChains(db: Db, def: EventRow, chainIds: number[], blocks: Map<number, { block: number } | { error: string }>, runId: string | null): Promise<boolean | "error"> {
+  const ctx = { projectId: def.projectId, livemode: def.livemode };
+  const readable = chainIds.filter((id) => "block" in (blocks.get(id) ?? { error: "" }));
+  const errors = chainIds.flatMap((id) => {
+    const b = blocks.get(id);
+    return b && "error" in b ? [b.error] : [];
+  });
+  // Made outside the transaction (a project's first look at a chain writes its balance row).
+  await projectBalances(db, ctx, readable);
+  const messageIds = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .select()
+      .from(eventDefinitions)
+      .where(and(eq(eventDefinitions.id, def.id), eq(eventDefinitions.deleted, false)))
+      .for("update");
+    if (!row) return [];
+    const balances = await projectBalances(tx, ctx, readable);
+    const threshold = BigInt(row.threshold ?? "0");
+    const now = new Date().toISOString();
+    const states: Record<string, MonitorChainState> = { ...(row.chainStates ?? {}) };
+    const firing: { chainId: number; value: bigint; block: number }[] = [];
+    readable.forEach((chainId, i) => {
+      const value = balances[i]!.available;
+      const block = (blocks.get(chainId) as { block: number }).block;
+      const before = states[String(chainId)];
+      if (value >= threshold) {
+        states[String(chainId)] = { value: value.toString(), block, checkedAt: now, belowSinceBlock: null, firedAt: null };
+        return;
+      }
+      // Below since its first reading below; a chain reset to lower blocks starts counting again.
+      const since = before?.belowSinceBlock != null && before.belowSinceBlock <= block ? before.belowSinceBlock : block;
+      const firedAt = before?.belowSinceBlock != null && before.belowSinceBlock <= block ? before.firedAt : null;
+      const fires = firedAt === null && block - since >= row.numberOfBlocks;
+      states[String(chainId)] = { value: value.toString(), block, checkedAt: now, belowSinceBlock: since, firedAt: fires ? now : firedAt };
+      if (fires) firing.push({ chainId, value, block });
+    });
+    const [updated] = await tx
+      .update(eventDefinitions)
+      .set({ chainStates: states, lastCheckedAt: sql`now()`, lastError: errors.length ? errors.join("; ").slice(0, 500) : null })
+      .where(eq(eventDefinitions.id, def.id))
+      .returning();
+    const ids: string[] = [];
+    for (const { chainId, value, block } of firing) {
+      ids.push(
+        await publish(tx, ctx, {
+          topic: "balance.project",
+          objectId: updated!.id,
+          requestId: runId,
+          dedupeKey: `${updated!.id}:${chainId}:${states[String(chainId)]!.belowSinceBlock}`,
+          data: { object: "event", event: presentEvent(updated!), value: value.toString(), threshold: updated!.threshold, blockNumber: block, chainId },
+        }),
+      );
+    }
+    return ids;
+  });
+  for (const id of messageIds) await fanOut(db, id);
+  if (messageIds.length > 0) return true;
+  return errors.length > 0 && readable.length === 0 ? "error" : false;
 }
 
 async function recordError(db: Db, def: EventRow, error: string) {

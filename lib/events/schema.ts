@@ -38,7 +38,7 @@ export const createEventInput = z.strictObject({
   functionArgs: listField(z.string().max(10_000)).optional(),
   /** balance.dev_account */
   developerAccount: z.string().max(100).optional(),
-  /** balance.* (optional for balance.contract: the contract's chain) */
+  /** balance.* (optional for balance.contract: the contract's chain; for balance.project, without it every chain of the mode) */
   chainId: chainIdField().optional(),
   threshold: thresholdField().optional(),
   numberOfBlocks: integerField({ min: 0, max: 10_000 }).optional(),
@@ -51,6 +51,17 @@ export const listEventsInput = z.strictObject({
   deleted: booleanField().optional(),
 });
 
+/** One chain's reading of a balance.project monitor that watches every chain of its mode. */
+export const monitorChainResponse = z.object({
+  chainId: z.number().int(),
+  value: z.string(),
+  blockNumber: z.number().int(),
+  checkedAt: z.number().int(),
+  state: z.enum(["armed", "below", "fired"]),
+  belowSinceBlock: z.number().int().nullable(),
+  firedAt: z.number().int().nullable(),
+});
+
 export const monitorResponse = z.object({
   /** The last reading, in base units. */
   value: z.string().nullable(),
@@ -60,6 +71,12 @@ export const monitorResponse = z.object({
   belowSinceBlock: z.number().int().nullable(),
   firedAt: z.number().int().nullable(),
   error: z.string().nullable(),
+  /**
+   * A balance.project monitor without a chainId: its reading on each chain of its mode (each chain crosses on its
+   * own). The fields above then sum them up: the lowest value and its chain's block, fired when any chain fired,
+   * below when any is below.
+   */
+  chains: z.array(monitorChainResponse).optional(),
 });
 
 export const eventResponse = z.object({

@@ -19,7 +19,8 @@ type Field = "contract" | "functionName" | "functionArgs" | "developerAccount" |
 const FIELDS: Record<string, Partial<Record<Field, boolean>>> = {
   "balance.contract": { contract: true, functionName: true, functionArgs: false, chainId: false, threshold: true, numberOfBlocks: false },
   "balance.dev_account": { developerAccount: true, chainId: true, threshold: true, numberOfBlocks: false },
-  "balance.project": { chainId: true, threshold: true, numberOfBlocks: false },
+  // The project's own available sponsorship balance: on one chain, or (without chainId) on every chain of the mode.
+  "balance.project": { chainId: false, threshold: true, numberOfBlocks: false },
 };
 
 const ALL_FIELDS: Field[] = ["contract", "functionName", "functionArgs", "developerAccount", "chainId", "threshold", "numberOfBlocks"];
@@ -78,8 +79,8 @@ async function watched(db: Queryable, ctx: ProjectContext, input: CreateEventInp
     return { chainId: input.chainId!, developerAccountId: account.id };
   }
   if (input.topic === "balance.project") {
-    chainFor(ctx, input.chainId!);
-    return { chainId: input.chainId! };
+    if (input.chainId !== undefined) chainFor(ctx, input.chainId);
+    return { chainId: input.chainId ?? null };
   }
   return {};
 }

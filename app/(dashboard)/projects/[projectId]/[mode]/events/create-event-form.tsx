@@ -9,7 +9,7 @@ type Options = [string, string][];
 const HINTS: Record<string, string> = {
   "balance.contract": "Watches a view function of a registered contract that returns one integer (an ERC-20 balanceOf, say).",
   "balance.dev_account": "Watches a developer account's native balance on a chain.",
-  "balance.project": "Watches the paymaster deposit that sponsors this project's transaction intents on a chain.",
+  "balance.project": "Watches this project's available sponsorship balance on a chain, or on every chain of this mode (each chain fires on its own).",
 };
 
 /** The create form: the fields shown are the ones the chosen topic takes, so the API never sees a field its topic refuses. */
@@ -52,7 +52,7 @@ export function CreateEventForm({
           <Select label="Chain" name="chainId" options={chains} />
         </div>
       )}
-      {topic === "balance.project" && <Select label="Chain" name="chainId" options={chains} />}
+      {topic === "balance.project" && <Select label="Chain" name="chainId" options={[["", "Every chain of this mode"], ...chains]} />}
       {balance && (
         <div className="grid gap-4 sm:grid-cols-2">
           <TextInput label="Threshold (base units, wei)" name="threshold" required inputMode="numeric" placeholder="100000000000000000" hint="The event is sent once the value falls below this." />

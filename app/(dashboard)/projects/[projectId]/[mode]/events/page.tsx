@@ -69,7 +69,7 @@ export default async function EventsPage({ params, searchParams }: { params: Sco
         </>
       );
     }
-    if (e.topic === "balance.project") return <>Paymaster deposit{chain}</>;
+    if (e.topic === "balance.project") return <>Sponsorship balance{chain ?? <span className="text-xs text-slate-500"> on every chain</span>}</>;
     return <span className="text-slate-400">nothing (named topic)</span>;
   };
 
