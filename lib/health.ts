@@ -5,6 +5,7 @@ import { publicClient } from "@/lib/chain/clients";
 import { supportedChains } from "@/lib/chain/registry";
 import { getDb } from "@/lib/db/client";
 import { isDraining } from "@/lib/shutdown";
+import { coverage } from "@/lib/sponsorship/coverage";
 
 const CHECK_TIMEOUT_MS = 2_000;
 /** Readiness is cached this long: probes from every load balancer cost one check, not one each. */
@@ -16,9 +17,14 @@ interface Check {
   [detail: string]: unknown;
 }
 
+/**
+ * ready: serve traffic. degraded: serve traffic (still 200), but the operator must act: our paymaster's deposit on
+ * some chain no longer covers what the projects' sponsorship balances allow them to spend there (`uncovered` names
+ * those chains; `npm run cli -- sponsorship status` shows the amounts). not_ready: take this process out (503).
+ */
 export interface Readiness {
-  status: "ready" | "not_ready";
-  checks: { database: Check; chains: Record<string, Check>; runner: Check; shutdown: Check };
+  status: "ready" | "degraded" | "not_ready";
+  checks: { database: Check; chains: Record<string, Check>; runner: Check; shutdown: Check; sponsorship: Check };
 }
 
 async function timed(check: () => Promise<Record<string, unknown>>): Promise<Check> {
@@ -38,10 +44,15 @@ async function timed(check: () => Promise<Record<string, unknown>>): Promise<Che
 
 async function check(): Promise<Readiness> {
   const chains = supportedChains();
-  const [database, ...chainChecks] = await Promise.all([
+  const [database, sponsorship, ...chainChecks] = await Promise.all([
     timed(async () => {
       await (await getDb()).execute(sql`select 1`);
       return {};
+    }),
+    // The deposits come from their cache (lib/sponsorship/coverage.ts): a burst of probes reads each chain once.
+    timed(async () => {
+      const chainsCovered = await coverage(await getDb(), { chains });
+      return { uncovered: chainsCovered.filter((c) => c.covered === false).map((c) => String(c.chainId)) };
     }),
     ...chains.map((chain) => timed(async () => ({ block: Number(await publicClient(chain).getBlockNumber({ cacheTime: 0 })) }))),
   ]);
@@ -50,12 +61,19 @@ async function check(): Promise<Readiness> {
   const shutdown: Check = { ok: !isDraining(), ...(isDraining() ? { draining: true } : {}) };
   const byChain = Object.fromEntries(chains.map((chain, i) => [String(chain.chainId), chainChecks[i]!]));
   const ok = database.ok && chainChecks.every((c) => c.ok) && runner.ok && shutdown.ok;
-  return { status: ok ? "ready" : "not_ready", checks: { database, chains: byChain, runner, shutdown } };
+  // Only chains known to be short fail it: a coverage that could not be read (the database or a chain, each checked
+  // above, or the check timing out: its `error`) degrades nothing by itself.
+  const covered: Check = { ...sponsorship, ok: ((sponsorship.uncovered as string[] | undefined) ?? []).length === 0 };
+  const status = !ok ? "not_ready" : covered.ok ? "ready" : "degraded";
+  return { status, checks: { database, chains: byChain, runner, shutdown, sponsorship: covered } };
 }
 
 const state = globalThis as unknown as { __readiness?: { at: number; result: Promise<Readiness> } };
 
-/** Whether this process should get traffic: database reachable, each configured chain answering, the runner leasing, not shutting down. */
+/**
+ * Whether this process should get traffic: database reachable, each configured chain answering, the runner leasing,
+ * not shutting down; and whether the operator must fund a paymaster deposit (degraded).
+ */
 export function readiness(now = Date.now()): Promise<Readiness> {
   const cached = state.__readiness;
   if (cached && now - cached.at < CACHE_MS && !isDraining()) return cached.result;

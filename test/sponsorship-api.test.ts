@@ -93,10 +93,10 @@ describe("GET /v1/sponsorship/balances", () => {
     const body = await balances(a.keys.test.secret, { chainId: "31338" });
     expect(body.data.map((d: { chainId: number }) => d.chainId)).toEqual([31338]);
     const live = await call("GET", "/v1/sponsorship/balances", { key: a.keys.test.secret, query: { chainId: 31339 } });
-    expect(expectError(live, 400, "invalid_request_error").details.chainId.message).toMatch(/not a test chain/);
-    expect(expectError(await call("GET", "/v1/sponsorship/balances", { key: a.keys.test.secret, query: { chainId: 999 } }), 400).details.chainId).toBeDefined();
-    expect(expectError(await call("GET", "/v1/sponsorship/balances", { key: a.keys.test.secret, query: { chainId: "x" } }), 400).details.chainId).toBeDefined();
-    expect(expectError(await call("GET", "/v1/sponsorship/balances", { key: a.keys.test.secret, query: { limit: 5 } }), 400).details.limit).toBeDefined();
+    expect(expectError(live, 400, "invalid_request_error").details?.chainId?.message).toMatch(/not a test chain/);
+    expect(expectError(await call("GET", "/v1/sponsorship/balances", { key: a.keys.test.secret, query: { chainId: 999 } }), 400).details?.chainId).toBeDefined();
+    expect(expectError(await call("GET", "/v1/sponsorship/balances", { key: a.keys.test.secret, query: { chainId: "x" } }), 400).details?.chainId).toBeDefined();
+    expect(expectError(await call("GET", "/v1/sponsorship/balances", { key: a.keys.test.secret, query: { limit: 5 } }), 400).details?.limit).toBeDefined();
   });
 
   it("is scoped to the key's project and mode: live starts at zero, a neighbour sees only its own", async () => {
@@ -191,8 +191,8 @@ describe("GET /v1/sponsorship/ledger", () => {
     const bad = async (query: Record<string, unknown>, field: string, message?: RegExp) => {
       const res = await call("GET", "/v1/sponsorship/ledger", { key: a.keys.test.secret, query });
       const error = expectError(res, 400, "invalid_request_error");
-      expect(error.details[field], JSON.stringify(error)).toBeDefined();
-      if (message) expect(error.details[field].message).toMatch(message);
+      expect(error.details?.[field], JSON.stringify(error)).toBeDefined();
+      if (message) expect(error.details?.[field]?.message).toMatch(message);
     };
     await bad({ kind: "refund" }, "kind", /credit, debit, hold, settle, release/);
     await bad({ cause: "gift" }, "cause", /funding/);
