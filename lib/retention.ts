@@ -1,8 +1,20 @@
-import { and, inArray, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, inArray, isNotNull, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import { envNumber } from "@/lib/config";
 import type { Db } from "@/lib/db/client";
-import { functionRuns, oauthSignins, outboundEvents, playerCredentialTokens, playerSessions, requestLogs, sponsoredOperations, webhookDeliveries } from "@/lib/db/schema";
+import {
+  functionRuns,
+  oauthSignins,
+  outboundEvents,
+  playerCredentialTokens,
+  playerSessions,
+  requestLogs,
+  sponsoredOperations,
+  sponsorshipDeclines,
+  sponsorshipEntries,
+  sponsorshipHolds,
+  webhookDeliveries,
+} from "@/lib/db/schema";
 
 /**
  * How long rows that only grow are kept (issue 29.9): every setting is in days (fractions allowed)
@@ -29,6 +41,14 @@ export const retentionSettings = () => ({
    * policy's intents) for windows up to this long.
    */
   sponsoredOperationDays: envNumber("SPONSORED_OPERATION_RETENTION_DAYS", 400, { min: 0 }),
+  /** Refusals to sponsor (the dashboard's declines by reason), counted from the refusal. */
+  sponsorshipDeclineDays: envNumber("SPONSORSHIP_DECLINES_RETENTION_DAYS", 90, { min: 0 }),
+  /**
+   * Settled or released sponsorship holds and their journal entries (hold, settle, release), counted from the hold:
+   * budgets count holds, so a budget's period (a `total` one's whole life) reaches back at most this far. A live hold
+   * is never deleted, nor are credits and corrections; the balances are running totals and keep every amount.
+   */
+  sponsorshipHoldDays: envNumber("SPONSORSHIP_HOLD_RETENTION_DAYS", 400, { min: 0 }),
   /** Rows deleted per statement: each batch is a short statement, so a large backlog never holds locks for long. */
   batchSize: envNumber("RETENTION_BATCH_SIZE", 5000, { above: 0, integer: true }),
   /** Batches per table per sweep: a backlog beyond that is left to the next sweep. */
@@ -63,6 +83,23 @@ export const PURGES = {
   webhookDeliveries: { table: webhookDeliveries, key: webhookDeliveries.id, due: (s) => lt(webhookDeliveries.createdAt, before(s.deliveryLogDays)) },
   outboundEvents: { table: outboundEvents, key: outboundEvents.id, due: (s) => lt(outboundEvents.fannedOutAt, before(s.deliveryLogDays)) },
   sponsoredOperations: { table: sponsoredOperations, key: sponsoredOperations.id, due: (s) => lt(sponsoredOperations.createdAt, before(s.sponsoredOperationDays)) },
+  sponsorshipDeclines: { table: sponsorshipDeclines, key: sponsorshipDeclines.id, due: (s) => lt(sponsorshipDeclines.createdAt, before(s.sponsorshipDeclineDays)) },
+  // A hold's entries go with it, never while it is live (the hold itself is looked up by its primary key).
+  sponsorshipEntries: {
+    table: sponsorshipEntries,
+    key: sponsorshipEntries.id,
+    due: (s) =>
+      and(
+        lt(sponsorshipEntries.createdAt, before(s.sponsorshipHoldDays)),
+        isNotNull(sponsorshipEntries.holdId),
+        notExists(sql`(select 1 from ${sponsorshipHolds} where ${sponsorshipHolds.id} = ${sponsorshipEntries.holdId} and ${sponsorshipHolds.status} = 'held')`),
+      )!,
+  },
+  sponsorshipHolds: {
+    table: sponsorshipHolds,
+    key: sponsorshipHolds.id,
+    due: (s) => and(lt(sponsorshipHolds.createdAt, before(s.sponsorshipHoldDays)), ne(sponsorshipHolds.status, "held"))!,
+  },
   // A run still queued or running is never due, however old: it is work not done yet.
   functionRuns: {
     table: functionRuns,

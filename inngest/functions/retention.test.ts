@@ -3,7 +3,23 @@ import { InngestTestEngine } from "@inngest/test";
 import { eq, inArray } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "@/lib/db/client";
-import { functionRuns, oauthSignins, outboundEvents, policies, sponsoredOperations, playerCredentialTokens, playerIdentities, players, playerSessions, requestLogs, webhookDeliveries } from "@/lib/db/schema";
+import {
+  functionRuns,
+  oauthSignins,
+  outboundEvents,
+  policies,
+  sponsoredOperations,
+  playerCredentialTokens,
+  playerIdentities,
+  players,
+  playerSessions,
+  requestLogs,
+  sponsorshipBalances,
+  sponsorshipDeclines,
+  sponsorshipEntries,
+  sponsorshipHolds,
+  webhookDeliveries,
+} from "@/lib/db/schema";
 import { signinAad } from "@/lib/iam/google-signin";
 import { newId } from "@/lib/ids";
 import { encrypt } from "@/lib/keys/encryption";
@@ -155,6 +171,60 @@ describe("the purge-expired-rows function (retention, issue 29.9)", () => {
       [oldQueued, oldRunning, recentDone].sort(),
     );
     expect(await ids(db.select({ id: sponsoredOperations.id }).from(sponsoredOperations).where(inArray(sponsoredOperations.id, [oldSigned, recentSigned])))).toEqual([recentSigned]);
+  });
+
+  it("deletes sponsorship declines after 90 days, settled or released holds with their entries after 400; never a live hold, a credit or a balance", async () => {
+    const db = await getDb();
+    const chainId = 31338;
+    const decline = async (createdAt: Date) => {
+      const id = newId("sponsorshipDecline");
+      await db.insert(sponsorshipDeclines).values({ id, ...ctx, chainId, code: "budget_exhausted", source: "intent", createdAt });
+      return id;
+    };
+    const oldDecline = await decline(ago(91));
+    const recentDecline = await decline(ago(89));
+
+    const heldFor = async (status: "held" | "settled" | "released", createdAt: Date) => {
+      const id = newId("sponsorshipHold");
+      await db.insert(sponsorshipHolds).values({ id, ...ctx, chainId, status, amount: "100", settledAmount: status === "settled" ? "40" : null, cause: "intent", createdAt });
+      const kinds = status === "held" ? ["hold"] : status === "settled" ? ["hold", "settle", "release"] : ["hold", "release"];
+      const entries = [];
+      for (const kind of kinds) {
+        const entry = newId("sponsorshipEntry");
+        await db.insert(sponsorshipEntries).values({ id: entry, ...ctx, chainId, kind: kind as "hold", amount: "100", cause: "intent", holdId: id, createdAt });
+        entries.push(entry);
+      }
+      return { id, entries };
+    };
+    const oldSettled = await heldFor("settled", ago(401));
+    const oldReleased = await heldFor("released", ago(401));
+    const oldLive = await heldFor("held", ago(401));
+    const recentSettled = await heldFor("settled", ago(399));
+    const oldCredit = newId("sponsorshipEntry");
+    await db.insert(sponsorshipEntries).values({ id: oldCredit, ...ctx, chainId, kind: "credit", amount: "1000", cause: "funding", reference: "cli:ops@host", createdAt: ago(800) });
+    await db.insert(sponsorshipBalances).values({ ...ctx, chainId, credited: "1000", held: "100", settled: "80" }).onConflictDoNothing();
+    const [balanceBefore] = await db.select().from(sponsorshipBalances).where(inArray(sponsorshipBalances.projectId, [ctx.projectId]));
+
+    await sweep();
+    const ids = async <T extends { id: unknown }>(rows: Promise<T[]>) => (await rows).map((r) => r.id).sort();
+    expect(await ids(db.select({ id: sponsorshipDeclines.id }).from(sponsorshipDeclines).where(inArray(sponsorshipDeclines.id, [oldDecline, recentDecline])))).toEqual([recentDecline]);
+    const holds = [oldSettled, oldReleased, oldLive, recentSettled];
+    expect(await ids(db.select({ id: sponsorshipHolds.id }).from(sponsorshipHolds).where(inArray(sponsorshipHolds.id, holds.map((h) => h.id))))).toEqual([oldLive.id, recentSettled.id].sort());
+    const allEntries = [...holds.flatMap((h) => h.entries), oldCredit];
+    expect(await ids(db.select({ id: sponsorshipEntries.id }).from(sponsorshipEntries).where(inArray(sponsorshipEntries.id, allEntries)))).toEqual(
+      [...oldLive.entries, ...recentSettled.entries, oldCredit].sort(),
+    );
+    expect(await db.select().from(sponsorshipBalances).where(inArray(sponsorshipBalances.projectId, [ctx.projectId]))).toEqual([balanceBefore]);
+
+    // Both windows are settings.
+    vi.stubEnv("SPONSORSHIP_DECLINES_RETENTION_DAYS", "10");
+    vi.stubEnv("SPONSORSHIP_HOLD_RETENTION_DAYS", "300");
+    const shortDecline = await decline(ago(11));
+    expect(await purgeTable(db, "sponsorshipDeclines")).toBeGreaterThanOrEqual(2);
+    expect(await db.select().from(sponsorshipDeclines).where(inArray(sponsorshipDeclines.id, [recentDecline, shortDecline]))).toEqual([]);
+    await purgeTable(db, "sponsorshipEntries");
+    await purgeTable(db, "sponsorshipHolds");
+    expect(await ids(db.select({ id: sponsorshipHolds.id }).from(sponsorshipHolds).where(inArray(sponsorshipHolds.id, holds.map((h) => h.id))))).toEqual([oldLive.id]);
   });
 
   it("reads its windows from the environment, and deletes in bounded batches", async () => {
