@@ -6,6 +6,7 @@ import { findChain } from "@/lib/chain/registry";
 import { deployChains, describeChains, listChains } from "./chains";
 import { describeUpgrade, projectToUpgrade } from "./managed";
 import { describeMint, mintTestNft } from "./nft";
+import { describeCredit, describeStatus, joinNegativeAmounts, sponsorshipCommand, sponsorshipUsage, SponsorshipUsageError } from "./sponsorship";
 import { describeRotation, rotateMaster } from "./keys";
 import { closeDb, EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
 import { embeddedOwner } from "@/lib/db/embedded";
@@ -26,6 +27,7 @@ const usage = `Usage:
       of the project runs it from then on (--project is needed when there is more than one project)
   npm run cli -- dev mint-nft --chain CHAIN_ID --to 0x… [--token-id N] [--json]
       mints a TestNFT to an address on a local chain (deploying TestNFT once), to try ERC6551V1 token-bound accounts
+${sponsorshipUsage}
 
 Works on DATABASE_URL, or on the embedded database in .data/ (through the server while it runs).
 Use "npm run -s cli -- ..." to get bare JSON on stdout.`;
@@ -98,12 +100,16 @@ function describe(cmd: AdminCommand, result: unknown): string {
         ...Object.entries(keys).flatMap(([mode, k]) => keyLines(mode, k)),
       ].join("\n");
     }
+    case "sponsorship.credit":
+      return describeCredit(result as Parameters<typeof describeCredit>[0]);
+    case "sponsorship.status":
+      return describeStatus(result as Parameters<typeof describeStatus>[0]);
   }
 }
 
 async function main(argv: string[]) {
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: joinNegativeAmounts(argv),
     allowPositionals: true,
     options: {
       name: { type: "string" },
@@ -113,6 +119,8 @@ async function main(argv: string[]) {
       implementation: { type: "string" },
       to: { type: "string" },
       "token-id": { type: "string" },
+      amount: { type: "string" },
+      note: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -152,6 +160,12 @@ async function main(argv: string[]) {
     console.log(values.json ? JSON.stringify(minted, null, 2) : describeMint(minted));
     return;
   }
+  if (positionals[0] === "sponsorship") {
+    const cmd = sponsorshipCommand(positionals.slice(1).join(" "), values);
+    const result = await execute(cmd);
+    console.log(values.json ? JSON.stringify(result, null, 2) : describe(cmd, result));
+    return;
+  }
   if (verb === "keys rotate-master") {
     const result = await rotateMaster();
     console.log(values.json ? JSON.stringify(result, null, 2) : describeRotation(result));
@@ -166,7 +180,7 @@ main(process.argv.slice(2))
   .then(() => closeDb())
   .catch(async (err) => {
     await closeDb().catch(() => {});
-    const usageProblem = err instanceof UsageError || String((err as { code?: string }).code).startsWith("ERR_PARSE_ARGS");
+    const usageProblem = err instanceof UsageError || err instanceof SponsorshipUsageError || String((err as { code?: string }).code).startsWith("ERR_PARSE_ARGS");
     console.error(usageProblem ? `${(err as Error).message}\n\n${usage}` : err instanceof Error ? err.message : String(err));
     process.exit(usageProblem ? 2 : 1);
   });

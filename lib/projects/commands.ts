@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { ApiError } from "@/lib/http/errors";
+import { creditProject, sponsorshipStatus } from "@/lib/sponsorship/admin";
 import { issueClaimToken } from "./claims";
 import { createProject, listProjects, rollKeys } from "./service";
 
@@ -10,6 +11,18 @@ export const adminCommand = z.discriminatedUnion("command", [
   z.object({ command: z.literal("project.list") }),
   z.object({ command: z.literal("keys.roll"), project: z.string().min(1), modes: z.array(z.enum(["test", "live"])).min(1) }),
   z.object({ command: z.literal("project.claimLink"), project: z.string().min(1).optional() }),
+  // sponsorship ledger (lib/sponsorship/admin.ts)
+  z.object({
+    command: z.literal("sponsorship.credit"),
+    project: z.string().min(1),
+    mode: z.enum(["test", "live"]),
+    chainId: z.number().int().positive(),
+    amount: z.string().regex(/^-?\d{1,78}$/),
+    cause: z.enum(["funding", "correction"]),
+    note: z.string().max(500).optional(),
+    reference: z.string().min(1).max(300),
+  }),
+  z.object({ command: z.literal("sponsorship.status"), chainId: z.number().int().positive().optional() }),
 ]);
 
 export type AdminCommand = z.infer<typeof adminCommand>;
@@ -30,6 +43,14 @@ export async function runAdminCommand(db: Db, cmd: AdminCommand): Promise<unknow
         throw err;
       }
     }
+    case "sponsorship.credit":
+    case "sponsorship.status":
+      try {
+        return cmd.command === "sponsorship.credit" ? await creditProject(db, cmd) : await sponsorshipStatus(db, cmd.chainId);
+      } catch (err) {
+        if (err instanceof ApiError) throw new AdminCommandError(err.message);
+        throw err;
+      }
     case "keys.roll": {
       const keys: Record<string, unknown> = {};
       for (const mode of cmd.modes) {
