@@ -184,7 +184,8 @@ async function checkProjectChains(db: Db, def: EventRow, chainIds: number[], blo
           topic: "balance.project",
           objectId: updated!.id,
           requestId: runId,
-          dedupeKey: `${updated!.id}:${chainId}:${states[String(chainId)]!.belowSinceBlock}`,
+          // The crossing's instant, not its block: a balance in the database may cross twice within one block.
+          dedupeKey: `${updated!.id}:${chainId}:${states[String(chainId)]!.firedAt}`,
           data: { object: "event", event: presentEvent(updated!), value: value.toString(), threshold: updated!.threshold, blockNumber: block, chainId },
         }),
       );
@@ -238,7 +239,9 @@ async function record(db: Db, def: EventRow, value: bigint, block: number, runId
       topic: fired.topic as Topic,
       objectId: fired.id,
       requestId: runId,
-      dedupeKey: `${fired.id}:${fired.belowSinceBlock}`,
+      // A project's balance lives in the database and may cross twice within one block: its crossings are told apart
+      // by when they fired (decided in this transaction, so a crossing is never published twice either way).
+      dedupeKey: fired.topic === "balance.project" ? `${fired.id}:${fired.belowSinceBlock}:${fired.firedAt!.toISOString()}` : `${fired.id}:${fired.belowSinceBlock}`,
       data: { object: "event", event: presentEvent(fired), value: value.toString(), threshold: fired.threshold, blockNumber: block, chainId: fired.chainId },
     });
   });
