@@ -2,11 +2,15 @@ import { parseEther } from "viem";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
+import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
 import { newId } from "@/lib/ids";
 import type { ProjectContext, ProjectWithKeys } from "@/lib/projects/service";
 import { credit, hold, releaseHold, settleHold } from "@/lib/sponsorship/ledger";
 import { balanceResponse, entryResponse } from "@/lib/sponsorship/schema";
 import { call, expectError, newProject } from "./api";
+
+// Each remote call made inside a database transaction is recorded (lib/db/transaction-guard.ts): none may be.
+process.env.TRANSACTION_GUARD = "1";
 
 // The ledger's reads through HTTP: GET /v1/sponsorship/balances and GET /v1/sponsorship/ledger. The entries are made
 // by the ledger's own functions (the intents' and ERC-7677's wiring has its own tests).
@@ -220,5 +224,11 @@ describe("GET /v1/sponsorship/ledger", () => {
   it("takes a secret key only", async () => {
     expectError(await call("GET", "/v1/sponsorship/ledger", { key: a.keys.test.publishable }), 403, "permission_error");
     expectError(await call("GET", "/v1/sponsorship/ledger", { key: "sk_test_nope" }), 401, "authentication_error");
+  });
+});
+
+describe("remote calls", () => {
+  it("none ran inside a database transaction (prices and deposits are read before)", () => {
+    expect(takeRemoteCallsInTransactions()).toEqual([]);
   });
 });

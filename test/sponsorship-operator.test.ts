@@ -6,11 +6,15 @@ import { GET as readyRoute } from "@/app/readyz/route";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
+import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
 import type { ProjectContext } from "@/lib/projects/service";
 import { credit, hold, settleHold } from "@/lib/sponsorship/ledger";
 import { newProject } from "./api";
 import { clientOf } from "./chain";
 import { runInProcessOnly } from "./relay-fixtures";
+
+// Each remote call made inside a database transaction is recorded (lib/db/transaction-guard.ts): none may be.
+process.env.TRANSACTION_GUARD = "1";
 
 // The operator's signals of the ledger: per chain, a /metrics gauge of our paymaster's deposit and of every
 // project's balance, and /readyz degraded when the deposit no longer covers the balances.
@@ -148,5 +152,11 @@ describe("the paymaster deposit against the projects' balances", () => {
     } finally {
       process.env[`CHAIN_${OWN_CHAIN}_RPC_URL`] = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
     }
+  });
+});
+
+describe("remote calls", () => {
+  it("none ran inside a database transaction (prices and deposits are read before)", () => {
+    expect(takeRemoteCallsInTransactions()).toEqual([]);
   });
 });
