@@ -286,25 +286,13 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
   const prepared = await plan.prepareCheck?.(sponsored);
   const id = newId("transactionIntent");
 
+  // Signed before the transaction (a local key): the project's balance row, locked by the hold, is held only to commit.
+  const op = sender.signer ? await signUserOperation(chain, sponsored, sender.signer) : sponsored;
+
   return db.transaction(async (tx) => {
-    let op = sponsored;
     await evaluate?.(tx);
-    await plan.check?.(tx, op);
+    await plan.check?.(tx, sponsored);
     await prepared?.(tx);
-    if (ours) {
-      await hold(tx, ctx, {
-        chainId: chain.chainId,
-        amount: maxCost,
-        cause: plan.cause ?? "intent",
-        usdPrice: price,
-        chainTime,
-        intentId: id,
-        policyId: plan.sponsor!.policy.id,
-        playerId: sender.playerId,
-        accountId: sender.id,
-      });
-    }
-    if (sender.signer) op = await signUserOperation(chain, op, sender.signer);
     const [row] = await tx
       .insert(transactionIntents)
       .values({
@@ -330,6 +318,20 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
         sponsorshipDecline: plan.sponsorshipDecline ?? null,
       })
       .returning();
+    // Last, so the project's balance row is locked only from here to the commit.
+    if (ours) {
+      await hold(tx, ctx, {
+        chainId: chain.chainId,
+        amount: maxCost,
+        cause: plan.cause ?? "intent",
+        usdPrice: price,
+        chainTime,
+        intentId: id,
+        policyId: plan.sponsor!.policy.id,
+        playerId: sender.playerId,
+        accountId: sender.id,
+      });
+    }
     return row!;
   });
 }
