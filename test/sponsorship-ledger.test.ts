@@ -168,4 +168,21 @@ describe("sponsorship ledger", () => {
     expect(balance.held).toBeGreaterThan(0n);
     expect(balance.available).toBe(10n ** 17n - balance.held);
   });
+
+  it("a budget counted on the ledger is refused on a policy a registered paymaster sponsors (it would never bind), and naming a paymaster on a policy with one is refused", async () => {
+    const project = await newProject("ledger registered paymaster");
+    const key = project.keys.test.secret;
+    const paymaster = (await call("POST", "/v1/paymasters", { key, json: { address: serviceDeployment().paymaster, url: "http://127.0.0.1:9/rpc", chainId: 31337 } })).body;
+    expect(paymaster.id).toMatch(/^pay_/);
+    const remote = (await call("POST", "/v1/policies", { key, json: { name: "remote", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" }, paymaster: paymaster.id } })).body;
+    const budget = { type: "budget", amount: "1000000000000000", currency: "native", scope: "policy", period: "day" };
+    const refused = expectError(await call("POST", "/v1/policy_rules", { key, form: { policy: remote.id, ...budget } }), 400);
+    expect(refused.details).toHaveProperty("scope");
+    const perOp = await call("POST", "/v1/policy_rules", { key, json: { policy: remote.id, type: "budget", amount: "1000000000000000", currency: "native", scope: "operation" } });
+    expect(perOp.status, JSON.stringify(perOp.body)).toBe(200);
+    // The other way round: a policy with a ledger budget cannot be handed to a registered paymaster.
+    const ours = (await call("POST", "/v1/policies", { key, json: { name: "ours", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } })).body;
+    expect((await call("POST", "/v1/policy_rules", { key, json: { policy: ours.id, ...budget } })).status).toBe(200);
+    expectError(await call("POST", `/v1/policies/${ours.id}`, { key, json: { paymaster: paymaster.id } }), 409);
+  });
 });

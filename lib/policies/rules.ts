@@ -231,12 +231,26 @@ const fieldsOf = (row: PolicyRuleRow): RuleFields =>
 export const sealRuleSecret = (secret: string, ruleId: string) => sealSigningSecret(secret, ruleId);
 export const openRuleSecret = (row: Pick<PolicyRuleRow, "id" | "encryptedSecret">) => (row.encryptedSecret ? openSigningSecret(row.encryptedSecret, row.id) : null);
 
+/**
+ * Budgets (but per-operation ones) count what our paymaster held on the project's sponsorship ledger: a policy sponsored
+ * by a registered paymaster never holds there, so such a budget would never bind. Refused rather than ignored.
+ */
+function refuseLedgerBudget(policy: { id: string; paymasterId: string | null }, rule: RuleFields) {
+  if (rule.type === "budget" && rule.scope !== "operation" && policy.paymasterId) {
+    throw badRequest(
+      `Policy ${policy.id} is sponsored by registered paymaster ${policy.paymasterId}, whose operations are that service's money, not this service's sponsorship ledger, which budgets count. Only a per-operation budget (scope operation) applies to it.`,
+      { scope: { value: rule.scope, message: "only operation, for a policy with a registered paymaster" } },
+    );
+  }
+}
+
 /** A new rule; an approval_webhook's signing secret is made with it and answered this once (`secret`). */
 export async function createPolicyRule(db: Queryable, ctx: ProjectContext, input: CreatePolicyRuleInput): Promise<PolicyRuleWithSecret> {
   const policy = await referenced(getPolicy(db, ctx, input.policy), "policy", input.policy);
   if (policy.deleted) throw badRequest(`Policy ${policy.id} is deleted.`, { policy: { value: policy.id, message: "deleted" } });
   const { policy: _policy, expand: _expand, ...sent } = input;
   const rule = await checkRule(db, ctx, policy.chainId, present(sent));
+  refuseLedgerBudget(policy, rule);
   const id = newId("policyRule");
   const secret = rule.type === "approval_webhook" ? newSigningSecret() : undefined;
   const [row] = await db
@@ -270,6 +284,7 @@ export async function updatePolicyRule(db: Queryable, ctx: ProjectContext, id: s
   const refused: ErrorDetails = {};
   if (rotateSecret && type !== "approval_webhook") refused.rotateSecret = { value: rotateSecret, message: `${type} rules have no signing secret (approval_webhook rules do)` };
   const rule = await checkRule(db, ctx, policy.chainId, present(merged), refused);
+  refuseLedgerBudget(policy, rule);
   const secret = type === "approval_webhook" && (rotateSecret || current.type !== "approval_webhook" || !current.encryptedSecret) ? newSigningSecret() : undefined;
   const encryptedSecret = secret ? sealRuleSecret(secret, id) : type === "approval_webhook" ? current.encryptedSecret : null;
   const [row] = await db

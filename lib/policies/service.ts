@@ -101,6 +101,15 @@ export async function updatePolicy(db: Queryable, ctx: ProjectContext, id: strin
         .limit(1);
       if (bound) throw conflict(`Policy ${id} has rules for contracts on chain ${current.chainId} (${bound.id}); delete them before moving it to chain ${input.chainId}.`);
     }
+    if (paymaster.paymasterId) {
+      // Budgets count what our paymaster held on the project's ledger; a registered paymaster's operations are its own service's.
+      const [budget] = await tx
+        .select({ id: policyRules.id })
+        .from(policyRules)
+        .where(and(eq(policyRules.policyId, id), eq(policyRules.type, "budget"), sql`${policyRules.scope} <> 'operation'`))
+        .limit(1);
+      if (budget) throw conflict(`Policy ${id} has a budget (${budget.id}) counted on this service's sponsorship ledger, which a registered paymaster's operations never reach; delete it (or make it per operation) before naming a paymaster.`);
+    }
     const strategy = input.strategy
       ? await strategyColumns(tx, ctx, chainId, input.strategy)
       : input.chainId !== undefined && current.tokenContractId

@@ -28,7 +28,12 @@ export const listEntriesInput = z.strictObject({
   cause: z.enum(ENTRY_CAUSES, { error: `Expected one of: ${ENTRY_CAUSES.join(", ")}.` }).optional(),
   policy: idFilter("policy", "a policy").optional(),
   player: idFilter("player", "a player").optional(),
-  account: idFilter("account", "an account").optional(),
+  /** A player's account (acc_) or a developer account (dac_). */
+  account: z
+    .string()
+    .max(100)
+    .refine((v) => /^(acc|dac)_./.test(v), "Expected an account id (acc_…) or a developer account id (dac_…).")
+    .optional(),
   intent: idFilter("transactionIntent", "a transaction intent").optional(),
 });
 

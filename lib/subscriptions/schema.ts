@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { envNumber } from "@/lib/config";
-import { TOPICS } from "@/lib/deliveries/topics";
+import { APPROVAL_TOPIC, TOPICS } from "@/lib/deliveries/topics";
 import { listInput } from "@/lib/http/fields";
 
 const topicField = () => z.enum(TOPICS, { error: `Expected one of: ${TOPICS.join(", ")}.` });
@@ -45,9 +45,12 @@ export const testTriggerInput = z.strictObject({
   target: z.string().trim().min(1, "Expected a URL.").max(2000).optional(),
 });
 
+const LOG_TOPICS = [...TOPICS, APPROVAL_TOPIC] as const;
+
 export const listLogsInput = z.strictObject({
   ...listInput,
-  topic: topicField().optional(),
+  /** A webhook topic, or sponsorship.approval: the calls of approval_webhook policy rules. */
+  topic: z.enum(LOG_TOPICS, { error: `Expected one of: ${LOG_TOPICS.join(", ")}.` }).optional(),
   status: z.enum(["success", "failed"], { error: "Expected success or failed." }).optional(),
   /** The related object's id (tin_, eve_ …). */
   object: z.string().max(100).optional(),
