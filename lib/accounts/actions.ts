@@ -1,12 +1,10 @@
 // Actions on an account itself (ownership transfer, guardian recovery), each run as a transaction intent to the account.
-import { and, eq, sql } from "drizzle-orm";
 import { encodeFunctionData, isAddressEqual, recoverAddress, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { requireDeployment } from "@/lib/chain/contracts";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
-import { transactionIntents } from "@/lib/db/schema";
 import { badRequest } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import type { ProjectContext } from "@/lib/projects/service";
@@ -14,7 +12,7 @@ import { liveDeployer } from "@/lib/intents/deployer";
 import { playerSender, type IntentSender } from "@/lib/intents/sender";
 import { loadPolicy, recordIntent, type IntentPlan, type IntentRow } from "@/lib/intents/service";
 import { publishIntentEventAfterCommit } from "@/lib/deliveries/publish";
-import { releaseIntent } from "@/lib/sponsorship/ledger";
+import { cancelUnsigned } from "@/lib/intents/relay";
 import { getAccount, type AccountRow } from "./service";
 import { accountTypeInfo } from "./types";
 
@@ -113,16 +111,9 @@ async function recoveryPlan(db: Queryable, ctx: ProjectContext, id: string, step
 async function cancelUnsignedDeployer(db: Queryable, account: AccountRow) {
   const deployer = await liveDeployer(db, account.chainId, account.id);
   if (deployer?.status !== "awaiting_signature") return;
-  const [cancelled] = await db.transaction(async (tx) => {
-    const rows = await tx
-      .update(transactionIntents)
-      .set({ status: "cancelled", error: "cancelled by start_recovery, whose operation deploys the account instead", updatedAt: sql`now()` })
-      .where(and(eq(transactionIntents.id, deployer.id), eq(transactionIntents.status, "awaiting_signature")))
-      .returning({ id: transactionIntents.id });
-    if (rows.length) await releaseIntent(tx, deployer.id);
-    return rows;
-  });
-  if (cancelled) await publishIntentEventAfterCommit(db, cancelled.id, "transaction_intent.cancelled");
+  if (await cancelUnsigned(db, deployer.id, "cancelled by start_recovery, whose operation deploys the account instead")) {
+    await publishIntentEventAfterCommit(db, deployer.id, "transaction_intent.cancelled");
+  }
 }
 
 /** Proposes a new owner; it can take over after the recovery period with a strict majority of the guardians' signatures. */

@@ -7,7 +7,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { enqueue, findUserOperationReceipt, type RelayedUserOperationReceipt } from "@/lib/chain/relayer";
 import { UserOperationRejectedError } from "@/lib/chain/userop";
-import type { Db } from "@/lib/db/client";
+import type { Db, Queryable } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
 import { ApiError } from "@/lib/http/errors";
 import { DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
@@ -299,12 +299,15 @@ export async function checkConfirmations(db: Db, intentId: string): Promise<Conf
   return { remaining: 0, waitSeconds: 0 };
 }
 
-/** Cancels an intent still awaiting its signature (its sponsorship has ended); false when it moved on. */
-export async function cancelUnsigned(db: Db, intentId: string): Promise<boolean> {
+/**
+ * Cancels an intent still awaiting its signature (by default: its sponsorship has ended) and releases its hold, in one
+ * transaction; false when it moved on.
+ */
+export async function cancelUnsigned(db: Queryable, intentId: string, reason = "not signed before its sponsorship ended"): Promise<boolean> {
   const rows = await db.transaction(async (tx) => {
     const cancelled = await tx
       .update(transactionIntents)
-      .set({ status: "cancelled", error: "not signed before its sponsorship ended", updatedAt: sql`now()` })
+      .set({ status: "cancelled", error: reason, updatedAt: sql`now()` })
       .where(and(eq(transactionIntents.id, intentId), eq(transactionIntents.status, "awaiting_signature")))
       .returning({ id: transactionIntents.id });
     if (cancelled.length) await releaseIntent(tx, intentId);

@@ -6,13 +6,13 @@ import type { AccountRow } from "@/lib/accounts/service";
 import { chainFor } from "@/lib/chain/registry";
 import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
-import { accounts, sessions, transactionIntents } from "@/lib/db/schema";
+import { accounts, sessions } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { ApiError, badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { selfIntent } from "@/lib/accounts/actions";
-import { releaseIntent } from "@/lib/sponsorship/ledger";
+import { cancelUnsigned } from "@/lib/intents/relay";
 import { resolveAccount } from "@/lib/intents/sender";
 import type { IntentRow } from "@/lib/intents/service";
 import { submitSignature } from "@/lib/intents/signature";
@@ -192,16 +192,9 @@ export async function revokeSession(db: Queryable, ctx: ProjectContext, input: R
   const { row, state } = live;
   if (state.status === "awaiting_signature") {
     const registration = state.registration!.id;
-    const [cancelled] = await db.transaction(async (tx) => {
-      const rows = await tx
-        .update(transactionIntents)
-        .set({ status: "cancelled", error: "cancelled: its session was revoked before the owner signed", updatedAt: sql`now()` })
-        .where(and(eq(transactionIntents.id, registration), eq(transactionIntents.status, "awaiting_signature")))
-        .returning({ id: transactionIntents.id });
-      if (rows.length) await releaseIntent(tx, registration);
-      return rows;
-    });
-    if (cancelled) await publishIntentEventAfterCommit(db, cancelled.id, "transaction_intent.cancelled");
+    if (await cancelUnsigned(db, registration, "cancelled: its session was revoked before the owner signed")) {
+      await publishIntentEventAfterCommit(db, registration, "transaction_intent.cancelled");
+    }
     return { session: await markRevoked(db, row.id), intent: null };
   }
   if (state.status === "registering") {
