@@ -195,7 +195,9 @@ describe("the dashboard's sessions", () => {
     const sessionKey = newKey();
     const active = await call("POST", "/v1/sessions", { key, json: { address: sessionKey, chainId: 31337, player: player.id, validAfter: now, validUntil: now + 3600, limit: 4, policy: policy.id, optimistic: true } });
     const { policy: other } = await setup(key, 31338);
-    const unsigned = await call("POST", "/v1/sessions", { key, json: { address: newKey(), chainId: 31338, player: player.id, externalOwnerAddress: newKey(), validAfter: now, validUntil: now + 3600, policy: other.id } });
+    // Each chain's own clock: tests move some chains' time forward (test/sponsorship-rules.test.ts moves 31338's).
+    const then = await chainTime(31338);
+    const unsigned = await call("POST", "/v1/sessions", { key, json: { address: newKey(), chainId: 31338, player: player.id, externalOwnerAddress: newKey(), validAfter: then, validUntil: then + 3600, policy: other.id } });
     expect(unsigned.status, JSON.stringify(unsigned.body)).toBe(200);
 
     const { items, total } = await sessionItems(await getDb(), ctx, { player: player.id, skip: 0 });
