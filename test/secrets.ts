@@ -19,7 +19,9 @@ function record(value: string) {
 /** Records the secret-looking strings in a request or response body: by field name, or sk_ keys anywhere. */
 export function rememberSecrets(value: unknown, field = ""): void {
   if (typeof value === "string") {
-    if (value.length >= 12 && (SECRET_FIELD.test(field) || /^sk_(test|live)_/.test(value)) && !/^(whsec_)?\*+$/.test(value)) record(value);
+    // A bare number is an amount (tokenContractAmount, tokenCharge: "token" fields), never a secret of these tests.
+    const amount = /^\d+$/.test(value);
+    if (value.length >= 12 && !amount && (SECRET_FIELD.test(field) || /^sk_(test|live)_/.test(value)) && !/^(whsec_)?\*+$/.test(value)) record(value);
     return;
   }
   if (Array.isArray(value)) for (const item of value) rememberSecrets(item, field);
