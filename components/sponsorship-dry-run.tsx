@@ -95,7 +95,7 @@ export function DryRunForm({
               options={[...callable.map((c): [string, string] => [c.id, c.name]), [RAW, "Any address (to and data)"]]}
             />
             {contract && fn && (
-              <Select label="Function" name="$function" value={String(fnIndex)} onChange={(e) => setFnIndex(Number(e.target.value))} options={contract.writable.map((f, i): [string, string] => [String(i), f.signature])} />
+              <Select label="Function to call" name="$function" value={String(fnIndex)} onChange={(e) => setFnIndex(Number(e.target.value))} options={contract.writable.map((f, i): [string, string] => [String(i), f.signature])} />
             )}
           </div>
           <input type="hidden" name="chainId" value={chainId} />

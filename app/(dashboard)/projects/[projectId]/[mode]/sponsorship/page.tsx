@@ -67,8 +67,9 @@ export default async function SponsorshipPage({ params, searchParams }: { params
   const filters = ledgerFilters(query);
   const subject = budgetSubject(query);
   const db = await getDb();
-  const [balances, ledger, budgets, spend, top, declines, policies] = await Promise.all([
-    readOperation(scope.ctx, listBalances),
+  // Balances first: a chain's first read makes its balance row (and a local chain's test credit), which the ledger then shows.
+  const balances = await readOperation(scope.ctx, listBalances);
+  const [ledger, budgets, spend, top, declines, policies] = await Promise.all([
     runOperation(scope.ctx, listLedger, { ...filters, ...page }),
     budgetRows(db, scope.ctx, subject),
     spendPerDay(db, scope.ctx),
