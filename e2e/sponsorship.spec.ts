@@ -46,10 +46,12 @@ test("sign up: the Sponsorship page shows the local chain's test credit and how 
   await expect(page.getByTestId(`paymaster-${CHAIN_ID}`)).toHaveText(local.paymaster);
   await expect(page.getByText("No policy has a budget rule.")).toBeVisible();
   await expect(page.getByText(/^Nothing settled from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}/)).toBeVisible();
-  // The ledger has the local credit.
+  // The ledger has the local credit: one per local chain of the mode.
+  const granted = data.filter((b: { credited: string }) => BigInt(b.credited) > 0n).length;
+  expect(granted).toBeGreaterThanOrEqual(1);
   const credit = page.getByRole("row").filter({ hasText: "local grant" });
-  await expect(credit).toHaveCount(1);
-  await expect(credit.getByText("credit", { exact: true })).toBeVisible();
+  await expect(credit).toHaveCount(granted);
+  await expect(credit.getByText("credit", { exact: true })).toHaveCount(granted);
 });
 
 test("a sponsored intent under budgets is held and settled: the chart, the top players, the budgets' use", async () => {
