@@ -143,6 +143,7 @@ test("the policy page: its budgets, and a dry run showing each check and the dec
   await expect(page.getByTestId(`budget-remaining-${state.dailyBudget}`)).toHaveText(/ ETH$/);
   const form = page.getByRole("form", { name: "Dry run" });
   // Neither player nor account: the API's refusal, on the form.
+  await form.getByLabel("Function to call").selectOption({ label: "mint(address to, uint256 amount)" });
   await form.getByLabel("to (address)").fill(state.accountAddress);
   await form.getByLabel("amount (uint256)").fill("1000");
   await form.getByRole("button", { name: "Run dry run" }).click();
@@ -162,6 +163,7 @@ test("the policy page: its budgets, and a dry run showing each check and the dec
   await page.goto(`${baseUrl()}${state.base}/policies/${state.tightPolicyId}`);
   const tight = page.getByRole("form", { name: "Dry run" });
   await tight.getByLabel("Player").fill(state.playerId);
+  await tight.getByLabel("Function to call").selectOption({ label: "mint(address to, uint256 amount)" });
   await tight.getByLabel("to (address)").fill(state.accountAddress);
   await tight.getByLabel("amount (uint256)").fill("1");
   await tight.getByRole("button", { name: "Run dry run" }).click();
