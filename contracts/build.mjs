@@ -12,7 +12,10 @@ const ARTIFACTS_DIR = path.join(ROOT, "contracts/artifacts");
 const SOLC_VERSION = "0.8.28";
 const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken", "ManagedBeacon", "ManagedAccountProxy", "ManagedAccountFactory", "SmartAccountV2Example", "ERC6551Registry", "TokenBoundAccount", "TestNFT", "TestMultiToken", "TestPriceFeed"];
 const ENTRY_POINT_ARTIFACT = "@account-abstraction/contracts/artifacts/EntryPoint.json";
-const PACKAGES = ["@openzeppelin/contracts/", "@openzeppelin/contracts-upgradeable/", "@account-abstraction/contracts/"];
+// contracts-v08 is @account-abstraction/contracts@0.8.0 under an npm alias, beside 0.6.0 (package.json).
+const PACKAGES = ["@openzeppelin/contracts/", "@openzeppelin/contracts-upgradeable/", "@account-abstraction/contracts/", "@account-abstraction/contracts-v08/"];
+// Taken as published (their bytecode is what yields the canonical addresses), not compiled here.
+const AA_V08_ARTIFACTS = { EntryPointV08: "EntryPoint", Simple7702Account: "Simple7702Account" };
 
 // Part of every artifact; changing anything here changes the bytecode and so the deployed addresses.
 const SETTINGS = {
@@ -95,11 +98,26 @@ function compile() {
     deployedBytecode: aa.deployedBytecode,
     source: `@account-abstraction/contracts@${aaVersion} artifacts/EntryPoint.json`,
   };
+  const v08Dir = path.join(ROOT, "node_modules/@account-abstraction/contracts-v08");
+  const v08Version = JSON.parse(fs.readFileSync(path.join(v08Dir, "package.json"), "utf8")).version;
+  if (v08Version !== "0.8.0") fail(`@account-abstraction/contracts-v08 must be 0.8.0, found ${v08Version}`);
+  for (const [name, published] of Object.entries(AA_V08_ARTIFACTS)) {
+    const artifact = JSON.parse(fs.readFileSync(path.join(v08Dir, "artifacts", `${published}.json`), "utf8"));
+    artifacts[name] = {
+      contractName: name,
+      abi: artifact.abi,
+      bytecode: artifact.bytecode,
+      deployedBytecode: artifact.deployedBytecode,
+      source: `@account-abstraction/contracts@${v08Version} artifacts/${published}.json`,
+    };
+  }
   return artifacts;
 }
 
 const EXPORTS = [
   ["EntryPoint", "entryPoint"],
+  ["EntryPointV08", "entryPointV08"],
+  ["Simple7702Account", "simple7702Account"],
   ["SmartAccount", "smartAccount"],
   ["AccountFactory", "accountFactory"],
   ["VerifyingPaymaster", "verifyingPaymaster"],

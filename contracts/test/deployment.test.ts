@@ -12,6 +12,8 @@ import {
   CREATE2_DEPLOYER,
   DEPLOY_SALT,
   ENTRY_POINT_V06,
+  ENTRY_POINT_V08,
+  SIMPLE_7702_ACCOUNT,
   deploymentAddresses,
   ensureDeployment,
 } from "@/lib/chain/deployment";
@@ -29,17 +31,19 @@ afterAll(async () => {
 });
 
 describe("deployment", () => {
-  it("lands at deploymentAddresses(), with the EntryPoint at the canonical v0.6 address", async () => {
+  it("lands at deploymentAddresses(), with the EntryPoints at the canonical v0.6 and v0.8 addresses", async () => {
     const expected = deploymentAddresses({
       paymasterOwner: a.paymasterOwner.address,
       paymasterSigner: a.paymasterSigner.address,
       beaconAdmin: a.beaconAdmin.address,
     });
     expect(expected.entryPoint).toBe(ENTRY_POINT_V06);
+    expect(expected.entryPointV08).toBe(ENTRY_POINT_V08);
+    expect(expected.simple7702Account).toBe(SIMPLE_7702_ACCOUNT);
     for (const t of [a, b]) {
       expect(t.deployment).toEqual({
         ...expected,
-        deployed: ["entryPoint", "accountImplementation", "accountFactory", "paymaster", "managedAccountFactory", "tokenBoundRegistry", "tokenBoundAccountImplementation"],
+        deployed: ["entryPoint", "accountImplementation", "accountFactory", "paymaster", "managedAccountFactory", "tokenBoundRegistry", "tokenBoundAccountImplementation", "entryPointV08", "simple7702Account"],
       });
       for (const address of Object.values(expected)) {
         expect(address).toBe(getAddress(address));

@@ -17,6 +17,8 @@ import {
   accountFactoryAbi,
   accountFactoryBytecode,
   entryPointBytecode,
+  entryPointV08Bytecode,
+  simple7702AccountBytecode,
   erc6551RegistryBytecode,
   managedAccountFactoryAbi,
   managedAccountFactoryBytecode,
@@ -34,6 +36,13 @@ export const CREATE2_DEPLOYER: Address = "0x4e59b44847b379578588920cA78FbF26c0B4
 /** The canonical ERC-4337 EntryPoint v0.6.0 (what the 0.6.0 artifact yields through CREATE2_DEPLOYER with salt 0). */
 export const ENTRY_POINT_V06: Address = "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789";
 
+/** The canonical EntryPoint v0.8.0 (the 0.8.0 artifact through CREATE2_DEPLOYER with ENTRY_POINT_V08_SALT). */
+export const ENTRY_POINT_V08: Address = "0x4337084D9E255Ff0702461CF8895CE9E3b5Ff108";
+const ENTRY_POINT_V08_SALT: Hex = "0x0a59dbff790c23c976a548690c27297883cc66b4c67024f9117b0238995e35e9";
+
+/** The reference Simple7702Account of the 0.8.0 release at its canonical address (salt 0), what viem's toSimple7702SmartAccount delegates to. */
+export const SIMPLE_7702_ACCOUNT: Address = "0xe6Cae83BdE06E4c305530e199D7217f42808555B";
+
 /** The CREATE2 salt of our own contracts. */
 export const DEPLOY_SALT: Hex = zeroHash;
 
@@ -41,6 +50,10 @@ const ENTRY_POINT_SALT: Hex = zeroHash;
 
 export interface Deployment {
   entryPoint: Address;
+  /** The canonical EntryPoint v0.8 (ENTRY_POINT_V08). */
+  entryPointV08: Address;
+  /** The reference Simple7702Account (SIMPLE_7702_ACCOUNT), an EIP-7702 delegation target on EntryPoint v0.8. */
+  simple7702Account: Address;
   /** SmartAccount implementation behind every account proxy; its address depends only on the EntryPoint. */
   accountImplementation: Address;
   /** AccountFactory; its address depends only on the implementation, so it is the same for every installation. */
@@ -115,6 +128,20 @@ function sharedPieces(): [Piece, Piece, Piece] {
   return shared;
 }
 
+let canonicalV08: Piece[] | undefined;
+
+/** EntryPoint v0.8 and the reference 7702 account, each checked against its canonical address. */
+function v08Pieces(): Piece[] {
+  if (canonicalV08) return canonicalV08;
+  const entryPoint = piece("entryPointV08", ENTRY_POINT_V08_SALT, entryPointV08Bytecode);
+  const simple7702 = piece("simple7702Account", zeroHash, simple7702AccountBytecode);
+  for (const [p, canonical] of [[entryPoint, ENTRY_POINT_V08], [simple7702, SIMPLE_7702_ACCOUNT]] as const) {
+    if (p.address !== canonical) throw new Error(`The ${p.name} artifact yields ${p.address}, not the canonical ${canonical}`);
+  }
+  canonicalV08 = [entryPoint, simple7702];
+  return canonicalV08;
+}
+
 /** What to deploy, in dependency order. */
 function plan({ paymasterOwner, paymasterSigner, beaconAdmin }: InstallationKeys): Piece[] {
   const [entryPoint, implementation, factory] = sharedPieces();
@@ -136,7 +163,7 @@ function plan({ paymasterOwner, paymasterSigner, beaconAdmin }: InstallationKeys
       args: [implementation.address, beaconAdmin],
     }),
   );
-  return [entryPoint, implementation, factory, paymaster, managedFactory, ...tokenBoundPieces(entryPoint.address)];
+  return [entryPoint, implementation, factory, paymaster, managedFactory, ...tokenBoundPieces(entryPoint.address), ...v08Pieces()];
 }
 
 /** The ERC-6551 registry and our token-bound account implementation (ERC6551V1 accounts). */
@@ -162,7 +189,7 @@ async function hasCode(client: PublicClient, address: Address) {
 }
 
 /**
- * Deploys whatever is missing (EntryPoint v0.6, account implementation, factories, paymaster) through the CREATE2
+ * Deploys whatever is missing (EntryPoints v0.6 and v0.8, account implementation, factories, paymaster) through the CREATE2
  * deployer, one transaction at a time, each awaited. Idempotent: a second call deploys nothing, and a piece someone
  * else deployed meanwhile counts as present. `deployed` names what this call deployed.
  */
