@@ -418,6 +418,8 @@ export const transactionIntents = pgTable(
     deploysAccount: boolean().notNull().default(false),
     /** The API request that created it (req_): its events' log entries carry it as `requestID`. */
     requestId: text(),
+    /** How it came: built by the service from its calls ("api"), or a client's complete signed operation sent to the bundler RPC ("rpc"). */
+    source: text({ enum: ["api", "rpc"] }).notNull().default("api"),
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },

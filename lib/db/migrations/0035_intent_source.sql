@@ -1,0 +1,1 @@
+ALTER TABLE "transaction_intents" ADD COLUMN "source" text DEFAULT 'api' NOT NULL;
