@@ -1,7 +1,7 @@
 import { formatEther } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
-import { prepareChain, serviceDeployment } from "@/lib/chain/contracts";
+import { offeredEntryPoints, prepareChain, serviceDeployment } from "@/lib/chain/contracts";
 import { supportedChains, type ChainConfig } from "@/lib/chain/registry";
 
 /** The RPC URL without credentials in its path or query, for display. */
@@ -36,6 +36,7 @@ export async function listChains() {
         mode: chain.livemode ? "live" : "test",
         rpc: shownUrl(chain.rpcUrl),
         relay: chain.bundlerUrl ? "bundler" : "self-bundling",
+        entryPoints: offeredEntryPoints(chain).map((e) => e.version),
         ...(await status(chain)),
       })),
     ),
@@ -56,10 +57,10 @@ export async function deployChains(chainId?: number) {
 export function describeChains(result: Awaited<ReturnType<typeof listChains>>): string {
   const c = result.contracts;
   return [
-    `EntryPoint ${c.entryPoint}  account factory ${c.accountFactory}  implementation ${c.accountImplementation}  paymaster ${c.paymaster}  managed account factory ${c.managedAccountFactory}`,
+    `EntryPoint v0.6 ${c.entryPoint}  v0.8 ${c.entryPointV08}  account factory ${c.accountFactory}  implementation ${c.accountImplementation}  paymaster ${c.paymaster}  managed account factory ${c.managedAccountFactory}`,
     ...result.chains.map(
       (ch) =>
-        `${ch.chainId}  ${ch.mode}  ${ch.name}  ${ch.rpc}  ${ch.relay}  ` +
+        `${ch.chainId}  ${ch.mode}  ${ch.name}  ${ch.rpc}  ${ch.relay}  EntryPoints ${ch.entryPoints.map((v) => `v${v}`).join(", ")}  ` +
         (ch.reachable
           ? ch.deployed
             ? `contracts deployed, paymaster deposit ${ch.paymasterDeposit}`

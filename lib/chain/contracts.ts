@@ -1,4 +1,4 @@
-import { formatEther, parseEther, toHex, type Account } from "viem";
+import { formatEther, parseEther, toHex, type Account, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { ApiError } from "@/lib/http/errors";
@@ -7,7 +7,7 @@ import { ensureLocalExchange, type LocalExchange } from "@/lib/exchange/deployme
 import { chainKey, onChain, publicClient, walletClient } from "./clients";
 import { deploymentAddresses, ensureDeployment, type Deployment } from "./deployment";
 import { ensureLocalPriceFeed } from "./price-feed";
-import type { ChainConfig } from "./registry";
+import { chainEntryPoints, type ChainConfig, type EntryPointVersion } from "./registry";
 
 /** Our contracts' addresses: the same on every chain (CREATE2), the paymaster's specific to this installation's keys. */
 export function serviceDeployment(): Deployment {
@@ -19,6 +19,16 @@ export function serviceDeployment(): Deployment {
 }
 
 let memo: { key: string; deployment: Deployment } | undefined;
+
+/** The EntryPoint of a version (canonical addresses, the same on every chain). */
+export function entryPointOf(version: EntryPointVersion): Address {
+  const d = serviceDeployment();
+  return version === "0.6" ? d.entryPoint : d.entryPointV08;
+}
+
+/** The EntryPoints the chain offers, as configured (chainEntryPoints), v0.6 first. */
+export const offeredEntryPoints = (chain: ChainConfig): { version: EntryPointVersion; address: Address }[] =>
+  chainEntryPoints(chain).map((version) => ({ version, address: entryPointOf(version) }));
 
 /** The service keys our contract addresses depend on. */
 const installationKeys = () => ({

@@ -33,7 +33,18 @@ export interface ChainConfig {
    */
   router?: Address | null;
   weth?: Address | null;
+  /**
+   * The EntryPoint versions this chain offers (`entryPoints` in CHAINS, `CHAIN_<id>_ENTRY_POINTS` as "0.6,0.8"):
+   * both by default. A chain whose bundler serves only one names it. Accounts of a version not offered cannot be made.
+   */
+  entryPoints?: EntryPointVersion[];
 }
+
+export const ENTRY_POINT_VERSIONS = ["0.6", "0.8"] as const;
+export type EntryPointVersion = (typeof ENTRY_POINT_VERSIONS)[number];
+
+/** The EntryPoint versions a chain offers (all unless configured). */
+export const chainEntryPoints = (chain: Pick<ChainConfig, "entryPoints">): EntryPointVersion[] => chain.entryPoints ?? [...ENTRY_POINT_VERSIONS];
 
 const contractAddress = z
   .string()
@@ -54,7 +65,19 @@ const configuredChain = z.strictObject({
   usdAggregator: contractAddress.optional(),
   router: contractAddress.optional(),
   weth: contractAddress.optional(),
+  entryPoints: z.array(z.enum(ENTRY_POINT_VERSIONS)).min(1).optional(),
 });
+
+/** `CHAIN_<id>_ENTRY_POINTS`: comma-separated versions ("0.6,0.8"). */
+function entryPointsOf(chainId: number): EntryPointVersion[] | undefined {
+  const name = `CHAIN_${chainId}_ENTRY_POINTS`;
+  const value = env(name);
+  if (value === undefined) return undefined;
+  const versions = value.split(",").map((v) => v.trim().replace(/^v/, ""));
+  const unknown = versions.filter((v) => !(ENTRY_POINT_VERSIONS as readonly string[]).includes(v));
+  if (unknown.length || versions.length === 0) invalidConfig(`${name} must list EntryPoint versions among ${ENTRY_POINT_VERSIONS.join(", ")} (got "${value}")`);
+  return [...new Set(versions)] as EntryPointVersion[];
+}
 
 function usdPriceOf(chainId: number): number | undefined {
   const raw = env(`CHAIN_${chainId}_USD_PRICE`);
@@ -127,6 +150,7 @@ function readChains(): ChainConfig[] {
         usdPrice: usdPriceOf(chainId) ?? null,
         usdAggregator: usdAggregatorOf(chainId) ?? null,
         ...exchangeOf(chainId),
+        entryPoints: entryPointsOf(chainId) ?? [...ENTRY_POINT_VERSIONS],
       });
     });
   }
@@ -160,6 +184,7 @@ function readChains(): ChainConfig[] {
       usdAggregator: usdAggregatorOf(Number(id)),
       router: env(`CHAIN_${id}_ROUTER`),
       weth: env(`CHAIN_${id}_WETH`),
+      entryPoints: entryPointsOf(Number(id)),
     });
     if (!result.success) invalidConfig(`CHAIN_${id}_*: ${z.prettifyError(result.error)}`);
     entries.push(result.data);
@@ -180,6 +205,7 @@ function readChains(): ChainConfig[] {
       usdAggregator: entry.usdAggregator ?? null,
       router: entry.router ?? null,
       weth: entry.weth ?? null,
+      entryPoints: entry.entryPoints ? [...new Set(entry.entryPoints)] : [...ENTRY_POINT_VERSIONS],
     });
   }
   return [...chains.values()];
