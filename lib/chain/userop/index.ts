@@ -1,4 +1,5 @@
-// User operations for EntryPoint v0.6: building (gas by simulation), encoding, sponsorship, fees and revert reasons.
+// User operations for EntryPoint v0.6 and, beside it, v0.8 (the *V08 names; EIP-7702 accounts included): building (gas
+// by simulation), encoding, sponsorship, fees and revert reasons.
 export {
   buildUserOperation,
   estimateUserOperation,
@@ -27,3 +28,28 @@ export {
   type SponsorshipWindow,
 } from "./paymaster";
 export { describeRevert, revertDataOf } from "./revert";
+export {
+  EIP7702_FACTORY,
+  isEip7702Factory,
+  paymasterPaysV08,
+  preVerificationGasV08,
+  requiredPrefundV08,
+  signUserOperationV08,
+  toPackedOp,
+  userOperationHashV08,
+  AUTHORIZATION_GAS,
+  type SignatureScheme,
+  type UserOpV08,
+} from "./encoding-v08";
+export {
+  buildUserOperationV08,
+  callValueV08,
+  CALL_GAS_MARGIN_V08,
+  encodeAccountCallsV08,
+  estimateUserOperationV08,
+  PAYMASTER_GAS_MARGIN,
+  type BuildUserOperationV08Params,
+  type PaymasterFieldsV08,
+  type UserOperationEstimateV08,
+} from "./build-v08";
+export { failedOpV08, parseValidationData, simulateHandleOpV08, type ExecutionResultV08, type ValidationData } from "./simulate-v08";

@@ -1,6 +1,6 @@
 // Readable revert reasons: the revert data in a viem error, decoded against our contracts' and common errors.
 import { BaseError, decodeErrorResult, isHex, parseAbi, size, slice, type Abi, type Hex } from "viem";
-import { accountFactoryAbi, entryPointAbi, smartAccountAbi, verifyingPaymasterAbi } from "@/contracts/artifacts";
+import { accountFactoryAbi, entryPointAbi, entryPointV08Abi, simple7702AccountAbi, smartAccountAbi, verifyingPaymasterAbi } from "@/contracts/artifacts";
 
 const commonErrors = parseAbi([
   "error ERC20InsufficientBalance(address sender, uint256 balance, uint256 needed)",
@@ -19,6 +19,8 @@ const errorAbi = [
   ...accountFactoryAbi,
   ...verifyingPaymasterAbi,
   ...entryPointAbi,
+  ...entryPointV08Abi,
+  ...simple7702AccountAbi,
   ...commonErrors,
 ].filter((item) => item.type === "error") as Abi;
 
