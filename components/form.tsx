@@ -68,6 +68,30 @@ export function Field({ label, name, hint, id, children }: { label: string; name
   );
 }
 
+/** A player id typed or picked from the project's players (a datalist: any id may still be typed). */
+export function PlayerField({ id, players, hint, required, defaultValue }: { id: string; players: { id: string; name: string }[]; hint?: ReactNode; required?: boolean; defaultValue?: string }) {
+  return (
+    <Field label="Player" name="player" id={id} hint={hint}>
+      <input
+        id={id}
+        name="player"
+        list={`${id}s`}
+        required={required}
+        defaultValue={defaultValue}
+        placeholder="pla_…"
+        className="block w-full rounded-md border border-slate-300 bg-white px-3 py-1.5 font-mono text-sm shadow-sm"
+      />
+      <datalist id={`${id}s`}>
+        {players.map((p) => (
+          <option key={p.id} value={p.id}>
+            {p.name}
+          </option>
+        ))}
+      </datalist>
+    </Field>
+  );
+}
+
 type InputProps = React.InputHTMLAttributes<HTMLInputElement> & { label: string; name: string; hint?: ReactNode };
 export function TextInput({ label, name, hint, ...props }: InputProps) {
   const id = useId();

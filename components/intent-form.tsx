@@ -3,7 +3,7 @@
 import { useState } from "react";
 import type { FormFunction } from "@/lib/dashboard/contracts";
 import type { FormState } from "@/lib/dashboard/form-state";
-import { ActionForm, Field, Select, SubmitButton, TextInput } from "./form";
+import { ActionForm, PlayerField, Select, SubmitButton, TextInput } from "./form";
 
 export interface IntentFormContract {
   id: string;
@@ -38,24 +38,7 @@ export function IntentForm({
   return (
     <ActionForm action={action}>
       <div className="grid gap-4 sm:grid-cols-2">
-        <Field label="Player" name="player" id="intent-player">
-          <input
-            id="intent-player"
-            name="player"
-            list="intent-players"
-            required
-            defaultValue={player}
-            placeholder="pla_…"
-            className="block w-full rounded-md border border-slate-300 bg-white px-3 py-1.5 font-mono text-sm shadow-sm"
-          />
-          <datalist id="intent-players">
-            {players.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
-          </datalist>
-        </Field>
+        <PlayerField id="intent-player" players={players} required defaultValue={player} />
         <Select
           label="Sponsored by"
           name="policy"

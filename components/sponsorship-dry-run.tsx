@@ -4,7 +4,7 @@ import { startTransition, useActionState, useState } from "react";
 import type { FormState } from "@/lib/dashboard/form-state";
 import type { PolicyEvaluation } from "@/lib/policies/dry-run";
 import { Badge } from "./badge";
-import { Field, FormFeedback, Select, SubmitButton, TextInput } from "./form";
+import { FormFeedback, PlayerField, Select, SubmitButton, TextInput } from "./form";
 import type { IntentFormContract } from "./intent-form";
 import { coins, dollars, inUnit, type AmountUnit } from "./sponsorship-amounts";
 import { Table } from "./table";
@@ -67,22 +67,7 @@ export function DryRunForm({
       >
         <FormFeedback error={state.error} pending={pending}>
           <div className="grid gap-4 sm:grid-cols-2">
-            <Field label="Player" name="player" id="dry-run-player" hint="Its account on this chain sends the call.">
-              <input
-                id="dry-run-player"
-                name="player"
-                list="dry-run-players"
-                placeholder="pla_…"
-                className="block w-full rounded-md border border-slate-300 bg-white px-3 py-1.5 font-mono text-sm shadow-sm"
-              />
-              <datalist id="dry-run-players">
-                {players.map((p) => (
-                  <option key={p.id} value={p.id}>
-                    {p.name}
-                  </option>
-                ))}
-              </datalist>
-            </Field>
+            <PlayerField id="dry-run-player" players={players} hint="Its account on this chain sends the call." />
             <TextInput label="Or an account" name="account" placeholder="acc_… or dac_…" className="block w-full rounded-md border border-slate-300 bg-white px-3 py-1.5 font-mono text-sm shadow-sm" />
             <Select
               label="Call"
