@@ -10,7 +10,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SRC_DIR = "contracts/src";
 const ARTIFACTS_DIR = path.join(ROOT, "contracts/artifacts");
 const SOLC_VERSION = "0.8.28";
-const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken", "ManagedBeacon", "ManagedAccountProxy", "ManagedAccountFactory", "SmartAccountV2Example", "ERC6551Registry", "TokenBoundAccount", "TestNFT", "TestMultiToken", "TestPriceFeed"];
+const CONTRACTS = ["SmartAccount", "AccountProxy", "AccountFactory", "VerifyingPaymaster", "TestToken", "ManagedBeacon", "ManagedAccountProxy", "ManagedAccountFactory", "SmartAccountV2Example", "ERC6551Registry", "TokenBoundAccount", "TestNFT", "TestMultiToken", "TestPriceFeed", "SmartAccountV8", "AccountFactoryV8", "DelegatedAccountV8", "VerifyingPaymasterV8"];
 const ENTRY_POINT_ARTIFACT = "@account-abstraction/contracts/artifacts/EntryPoint.json";
 // contracts-v08 is @account-abstraction/contracts@0.8.0 under an npm alias, beside 0.6.0 (package.json).
 const PACKAGES = ["@openzeppelin/contracts/", "@openzeppelin/contracts-upgradeable/", "@account-abstraction/contracts/", "@account-abstraction/contracts-v08/"];
@@ -131,6 +131,10 @@ const EXPORTS = [
   ["TestNFT", "testNft"],
   ["TestMultiToken", "testMultiToken"],
   ["TestPriceFeed", "testPriceFeed"],
+  ["SmartAccountV8", "smartAccountV8"],
+  ["AccountFactoryV8", "accountFactoryV8"],
+  ["DelegatedAccountV8", "delegatedAccountV8"],
+  ["VerifyingPaymasterV8", "verifyingPaymasterV8"],
 ];
 
 function indexTs(artifacts) {

@@ -8802,6 +8802,2715 @@ export const testPriceFeedAbi = [
 export const testPriceFeedBytecode: `0x${string}` =
   "0x60a060405234801561000f575f5ffd5b5060405161079e38038061079e83398101604081905261002e91610103565b60ff83166080525f610040838261025b565b5061004a81610052565b505050610346565b600180545f9161006b916001600160501b031690610315565b600180546001600160501b0319166001600160501b03831690811782556040805180820182528681524260208083018281525f868152600283528590209351845551929095019190915590519081529293509184917f0559884fd3a460db3073b7fc896cc77986f16e378210ded43186175bf646fc5f910160405180910390a35050565b634e487b7160e01b5f52604160045260245ffd5b5f5f5f60608486031215610115575f5ffd5b835160ff81168114610125575f5ffd5b60208501519093506001600160401b03811115610140575f5ffd5b8401601f81018613610150575f5ffd5b80516001600160401b03811115610169576101696100ef565b604051601f8201601f19908116603f011681016001600160401b0381118282101715610197576101976100ef565b6040528181528282016020018810156101ae575f5ffd5b8160208401602083015e5f91810160200191909152604095909501519396949550929392505050565b600181811c908216806101eb57607f821691505b60208210810361020957634e487b7160e01b5f52602260045260245ffd5b50919050565b601f82111561025657805f5260205f20601f840160051c810160208510156102345750805b601f840160051c820191505b81811015610253575f8155600101610240565b50505b505050565b81516001600160401b03811115610274576102746100ef565b6102888161028284546101d7565b8461020f565b6020601f8211600181146102ba575f83156102a35750848201515b5f19600385901b1c1916600184901b178455610253565b5f84815260208120601f198516915b828110156102e957878501518255602094850194600190920191016102c9565b508482101561030657868401515f19600387901b60f8161c191681555b50505050600190811b01905550565b6001600160501b03818116838216019081111561034057634e487b7160e01b5f52601160045260245ffd5b92915050565b60805161044161035d5f395f608301526104415ff3fe608060405234801561000f575f5ffd5b506004361061007a575f3560e01c80637284e416116100585780637284e416146100fd57806399213cd8146101125780639a6fc8f514610127578063feaf968c1461016e575f5ffd5b8063313ce5671461007e57806354fd4d50146100bc578063668a0f02146100d2575b5f5ffd5b6100a57f000000000000000000000000000000000000000000000000000000000000000081565b60405160ff90911681526020015b60405180910390f35b6100c4600481565b6040519081526020016100b3565b6001546100e5906001600160501b031681565b6040516001600160501b0390911681526020016100b3565b6101056101ab565b6040516100b39190610352565b610125610120366004610387565b610236565b005b61013a61013536600461039e565b610242565b604080516001600160501b03968716815260208101959095528401929092526060830152909116608082015260a0016100b3565b600180546001600160501b03165f81815260026020908152604091829020825180840190935280548084529401549101819052909190808361013a565b5f80546101b7906103cb565b80601f01602080910402602001604051908101604052809291908181526020018280546101e3906103cb565b801561022e5780601f106102055761010080835404028352916020019161022e565b820191905f5260205f20905b81548152906001019060200180831161021157829003601f168201915b505050505081565b61023f816102b2565b50565b6001600160501b0381165f9081526002602090815260408083208151808301909252805482526001015491810182905282918291829182919082036102995760405162bb258760e81b815260040160405180910390fd5b8051602090910151969790969550859450879350915050565b600180545f916102cb916001600160501b031690610403565b6001805469ffffffffffffffffffff19166001600160501b03831690811782556040805180820182528681524260208083018281525f868152600283528590209351845551929095019190915590519081529293509184917f0559884fd3a460db3073b7fc896cc77986f16e378210ded43186175bf646fc5f910160405180910390a35050565b602081525f82518060208401528060208501604085015e5f604082850101526040601f19601f83011684010191505092915050565b5f60208284031215610397575f5ffd5b5035919050565b5f602082840312156103ae575f5ffd5b81356001600160501b03811681146103c4575f5ffd5b9392505050565b600181811c908216806103df57607f821691505b6020821081036103fd57634e487b7160e01b5f52602260045260245ffd5b50919050565b6001600160501b03818116838216019081111561042e57634e487b7160e01b5f52601160045260245ffd5b9291505056fea164736f6c634300081c000a";
 
+export const smartAccountV8Abi = [
+  {
+    "inputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "anEntryPoint",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      }
+    ],
+    "name": "AddressEmptyCode",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "AlreadyGuardian",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      }
+    ],
+    "name": "ERC1967InvalidImplementation",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "ERC1967NonPayable",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "index",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "error",
+        "type": "bytes"
+      }
+    ],
+    "name": "ExecuteError",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "FailedCall",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "index",
+        "type": "uint256"
+      }
+    ],
+    "name": "GuardianSignaturesNotSorted",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidGuardian",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "index",
+        "type": "uint256"
+      }
+    ],
+    "name": "InvalidGuardianSignature",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "InvalidInitialization",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidSessionKey",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "InvalidSessionLimit",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      }
+    ],
+    "name": "InvalidSessionWindow",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidWhitelistedTarget",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NoActiveRecovery",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NoGuardians",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NoPendingOwnershipTransfer",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotAuthorized",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "provided",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "required",
+        "type": "uint256"
+      }
+    ],
+    "name": "NotEnoughGuardianSignatures",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotEntryPoint",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "NotGuardian",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NotInitializing",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotPendingOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "RecoveryAlreadyActive",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint64",
+        "name": "executeAfter",
+        "type": "uint64"
+      }
+    ],
+    "name": "RecoveryNotReady",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "SessionKeyNotActive",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "max",
+        "type": "uint256"
+      }
+    ],
+    "name": "TooManyGuardians",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "count",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "max",
+        "type": "uint256"
+      }
+    ],
+    "name": "TooManyWhitelistedTargets",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "UUPSUnauthorizedCallContext",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "slot",
+        "type": "bytes32"
+      }
+    ],
+    "name": "UUPSUnsupportedProxiableUUID",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": false,
+        "internalType": "uint32",
+        "name": "epoch",
+        "type": "uint32"
+      }
+    ],
+    "name": "AllSessionKeysRevoked",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [],
+    "name": "EIP712DomainChanged",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "GuardianAdded",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "GuardianRemoved",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": false,
+        "internalType": "uint64",
+        "name": "version",
+        "type": "uint64"
+      }
+    ],
+    "name": "Initialized",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "pendingOwner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnershipTransferCanceled",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "previousOwner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnershipTransferStarted",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "previousOwner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnershipTransferred",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "RecoveryCanceled",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "previousOwner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "RecoveryCompleted",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint64",
+        "name": "executeAfter",
+        "type": "uint64"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint32",
+        "name": "guardiansRequired",
+        "type": "uint32"
+      }
+    ],
+    "name": "RecoveryStarted",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint48",
+        "name": "limit",
+        "type": "uint48"
+      },
+      {
+        "indexed": false,
+        "internalType": "address[]",
+        "name": "whitelist",
+        "type": "address[]"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint128",
+        "name": "maxFeePerOp",
+        "type": "uint128"
+      }
+    ],
+    "name": "SessionKeyRegistered",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "SessionKeyRevoked",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "implementation",
+        "type": "address"
+      }
+    ],
+    "name": "Upgraded",
+    "type": "event"
+  },
+  {
+    "inputs": [],
+    "name": "ACCOUNT_MESSAGE_TYPEHASH",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "MAX_GUARDIANS",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "MAX_SESSION_KEY_TARGETS",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "RECOVERY_PERIOD",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "RECOVER_TYPEHASH",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "UPGRADE_INTERFACE_VERSION",
+    "outputs": [
+      {
+        "internalType": "string",
+        "name": "",
+        "type": "string"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "acceptOwnership",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "addDeposit",
+    "outputs": [],
+    "stateMutability": "payable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "addGuardian",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "cancelOwnershipTransfer",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "cancelRecovery",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes[]",
+        "name": "signatures",
+        "type": "bytes[]"
+      }
+    ],
+    "name": "completeRecovery",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "eip712Domain",
+    "outputs": [
+      {
+        "internalType": "bytes1",
+        "name": "fields",
+        "type": "bytes1"
+      },
+      {
+        "internalType": "string",
+        "name": "name",
+        "type": "string"
+      },
+      {
+        "internalType": "string",
+        "name": "version",
+        "type": "string"
+      },
+      {
+        "internalType": "uint256",
+        "name": "chainId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "address",
+        "name": "verifyingContract",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "extensions",
+        "type": "uint256[]"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "entryPoint",
+    "outputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "value",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "data",
+        "type": "bytes"
+      }
+    ],
+    "name": "execute",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "address",
+            "name": "target",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "value",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "data",
+            "type": "bytes"
+          }
+        ],
+        "internalType": "struct BaseAccount.Call[]",
+        "name": "calls",
+        "type": "tuple[]"
+      }
+    ],
+    "name": "executeBatch",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getDeposit",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getGuardians",
+    "outputs": [
+      {
+        "internalType": "address[]",
+        "name": "",
+        "type": "address[]"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getNonce",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getRecovery",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      },
+      {
+        "internalType": "uint64",
+        "name": "executeAfter",
+        "type": "uint64"
+      },
+      {
+        "internalType": "uint32",
+        "name": "guardiansRequired",
+        "type": "uint32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "getSessionKey",
+    "outputs": [
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "limit",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "used",
+        "type": "uint48"
+      },
+      {
+        "internalType": "bool",
+        "name": "active",
+        "type": "bool"
+      },
+      {
+        "internalType": "address[]",
+        "name": "whitelist",
+        "type": "address[]"
+      },
+      {
+        "internalType": "uint128",
+        "name": "maxFeePerOp",
+        "type": "uint128"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "anOwner",
+        "type": "address"
+      }
+    ],
+    "name": "initialize",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "anOwner",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "initializeWithGuardian",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "name": "isGuardian",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "hash",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "bytes",
+        "name": "signature",
+        "type": "bytes"
+      }
+    ],
+    "name": "isValidSignature",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC1155BatchReceived",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC1155Received",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC721Received",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "owner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "pendingOwner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "proxiableUUID",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "recoveryHash",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "recoveryNonce",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "limit",
+        "type": "uint48"
+      },
+      {
+        "internalType": "address[]",
+        "name": "whitelist",
+        "type": "address[]"
+      },
+      {
+        "internalType": "uint128",
+        "name": "maxFeePerOp",
+        "type": "uint128"
+      }
+    ],
+    "name": "registerSessionKey",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      }
+    ],
+    "name": "removeGuardian",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "revokeAllSessionKeys",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "revokeSessionKey",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "startRecovery",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes4",
+        "name": "interfaceId",
+        "type": "bytes4"
+      }
+    ],
+    "name": "supportsInterface",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "transferOwnership",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newImplementation",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes",
+        "name": "data",
+        "type": "bytes"
+      }
+    ],
+    "name": "upgradeToAndCall",
+    "outputs": [],
+    "stateMutability": "payable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "address",
+            "name": "sender",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "nonce",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "initCode",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "callData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "accountGasLimits",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "uint256",
+            "name": "preVerificationGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "gasFees",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "bytes",
+            "name": "paymasterAndData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "signature",
+            "type": "bytes"
+          }
+        ],
+        "internalType": "struct PackedUserOperation",
+        "name": "userOp",
+        "type": "tuple"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "userOpHash",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256",
+        "name": "missingAccountFunds",
+        "type": "uint256"
+      }
+    ],
+    "name": "validateUserOp",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "validationData",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address payable",
+        "name": "withdrawAddress",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "amount",
+        "type": "uint256"
+      }
+    ],
+    "name": "withdrawDepositTo",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "stateMutability": "payable",
+    "type": "receive"
+  }
+] as const;
+
+export const smartAccountV8Bytecode: `0x${string}` =
+  "0x60c06040523060a052348015610013575f5ffd5b50604051613d49380380613d49833981016040819052610032916100ff565b6001600160a01b03811660805261004761004d565b5061012c565b7ff0c57e16840df040f15088dc2f81fe391c3923bec73e23a9662efc9c229c6a00805468010000000000000000900460ff161561009d5760405163f92ee8a960e01b815260040160405180910390fd5b80546001600160401b03908116146100fc5780546001600160401b0319166001600160401b0390811782556040519081527fc7f505b2f371ae2175ee4913f4499e1f2633a7b5936321eed1cdaeb6115181d29060200160405180910390a15b50565b5f6020828403121561010f575f5ffd5b81516001600160a01b0381168114610125575f5ffd5b9392505050565b60805160a051613bbd61018c5f395f81816125e001528181612609015261273201525f818161068e01528181610e1801528181610fb3015281816117880152818161191b01528181611e0601528181611f2e01526123040152613bbd5ff3fe608060405260043610610257575f3560e01c8063783f6a881161013f578063b61d27f6116100b3578063d087d28811610078578063d087d2881461074e578063e30c397814610762578063ed894cd314610776578063f23a6e611461078a578063f2fde38b146107b5578063f5c8bb58146107d4575f5ffd5b8063b61d27f6146106b2578063bc197c81146106d1578063bd5021af146106fc578063c399ec881461071b578063c4d66de81461072f575f5ffd5b806384f4fc6a1161010457806384f4fc6a146105a65780638da5cb5b146105c5578063984f1a80146105f1578063a526d83b14610624578063ad3cb1cc14610643578063b0d691fe14610680575f5ffd5b8063783f6a881461050f57806379ba5097146105255780637a364461146105395780637c9d167a1461056b57806384b0196e1461057f575f5ffd5b80632ef1f99b116101d65780634d44560d1161019b5780634d44560d1461044f5780634f1ef2861461046e57806352d1902d146104815780636102495c14610495578063706f7658146104a957806371404156146104f0575f5ffd5b80632ef1f99b146103d657806334fcd5be146103f5578063422c1d37146104145780634a58db19146104285780634d4188bd14610430575f5ffd5b80631626ba7e1161021c5780631626ba7e1461032f57806319822f7c1461034e5780631ec2bad01461037b57806323452b9c146103ae57806325c1c3c3146103c2575f5ffd5b806301ffc9a7146102625780630665f04b146102965780630ba234d6146102b75780630c68ba21146102cd578063150b7a02146102ec575f5ffd5b3661025e57005b5f5ffd5b34801561026d575f5ffd5b5061028161027c366004612fc1565b6107f3565b60405190151581526020015b60405180910390f35b3480156102a1575f5ffd5b506102aa610853565b60405161028d919061302b565b3480156102c2575f5ffd5b506102cb6108bc565b005b3480156102d8575f5ffd5b506102816102e7366004613051565b610906565b3480156102f7575f5ffd5b50610316610306366004613143565b630a85bd0160e11b949350505050565b6040516001600160e01b0319909116815260200161028d565b34801561033a575f5ffd5b506103166103493660046131ee565b610932565b348015610359575f5ffd5b5061036d610368366004613235565b610a04565b60405190815260200161028d565b348015610386575f5ffd5b5061036d7f5816f904efa8830b58dfb6113cb7ffc4a98b78e7c2314e51e8f572c6fef5f73681565b3480156103b9575f5ffd5b506102cb610a22565b3480156103cd575f5ffd5b506102cb610ab0565b3480156103e1575f5ffd5b506102cb6103f03660046132c3565b610ac2565b348015610400575f5ffd5b506102cb61040f3660046132c3565b610d1c565b34801561041f575f5ffd5b5061036d601081565b6102cb610e03565b34801561043b575f5ffd5b506102cb61044a366004613301565b610e7c565b34801561045a575f5ffd5b506102cb610469366004613338565b610f85565b6102cb61047c366004613362565b61100e565b34801561048c575f5ffd5b5061036d61102d565b3480156104a0575f5ffd5b5061036d611048565b3480156104b4575f5ffd5b506104bd6110cc565b604080516001600160a01b0390941684526001600160401b03909216602084015263ffffffff169082015260600161028d565b3480156104fb575f5ffd5b506102cb61050a366004613051565b611151565b34801561051a575f5ffd5b5061036d6202a30081565b348015610530575f5ffd5b506102cb6112c7565b348015610544575f5ffd5b50610558610553366004613051565b61130c565b60405161028d97969594939291906133ae565b348015610576575f5ffd5b5061036d600a81565b34801561058a575f5ffd5b506105936113f9565b60405161028d979695949392919061344b565b3480156105b1575f5ffd5b506102cb6105c0366004613051565b61146c565b3480156105d0575f5ffd5b506105d961152e565b6040516001600160a01b03909116815260200161028d565b3480156105fc575f5ffd5b5061036d7f53fcaa16e47bfe821d908f02fb6f87b231d1b28e4a1be513d8bff33e80d11d4681565b34801561062f575f5ffd5b506102cb61063e366004613051565b611546565b34801561064e575f5ffd5b50610673604051806040016040528060058152602001640352e302e360dc1b81525081565b60405161028d91906134e1565b34801561068b575f5ffd5b507f00000000000000000000000000000000000000000000000000000000000000006105d9565b3480156106bd575f5ffd5b506102cb6106cc3660046134f3565b61155f565b3480156106dc575f5ffd5b506103166106eb3660046135d6565b63bc197c8160e01b95945050505050565b348015610707575f5ffd5b506102cb610716366004613051565b6115b7565b348015610726575f5ffd5b5061036d611771565b34801561073a575f5ffd5b506102cb610749366004613051565b6117ff565b348015610759575f5ffd5b5061036d6118f5565b34801561076d575f5ffd5b506105d961194a565b348015610781575f5ffd5b5061036d611965565b348015610795575f5ffd5b506103166107a4366004613686565b63f23a6e6160e01b95945050505050565b3480156107c0575f5ffd5b506102cb6107cf366004613051565b611977565b3480156107df575f5ffd5b506102cb6107ee3660046136f7565b611a4b565b5f6001600160e01b031982166306608bdf60e21b148061082357506001600160e01b03198216630a85bd0160e11b145b8061083e57506001600160e01b03198216630b135d3f60e11b145b8061084d575061084d82611d7b565b92915050565b606061085d611daf565b6002018054806020026020016040519081016040528092919081815260200182805480156108b257602002820191905f5260205f20905b81546001600160a01b03168152600190910190602001808311610894575b5050505050905090565b6108c4611dd3565b5f6108cd611daf565b60048101549091506001600160a01b03166108fa57604051628267d160e81b815260040160405180910390fd5b61090381611e49565b50565b5f61090f611daf565b6001600160a01b039092165f908152600392909201602052506040902054151590565b5f5f61098e7f53fcaa16e47bfe821d908f02fb6f87b231d1b28e4a1be513d8bff33e80d11d4686604051602001610973929190918252602082015260400190565b60405160208183030381529060405280519060200120611eb0565b90505f5f61099d838787611edc565b5090925090505f8160038111156109b6576109b6613797565b1480156109d657506109c6611daf565b546001600160a01b038381169116145b156109ee5750630b135d3f60e11b92506109fd915050565b506001600160e01b0319925050505b9392505050565b5f610a0d611f23565b610a178484611f6e565b90506109fd826120f8565b610a2a611dd3565b5f610a33611daf565b60018101549091506001600160a01b031680610a6257604051633ae6f50960e11b815260040160405180910390fd5b6001820180546001600160a01b031916905581546040516001600160a01b038381169216907fe83a760af9d3c86797ea13c8979010086f067cfe3c985b2d03d951248600c50f905f90a35050565b610ab8611dd3565b610ac061213d565b565b5f610acb611daf565b6040805160608101825260048301546001600160a01b038116808352600160a01b82046001600160401b03166020840152600160e01b90910463ffffffff1692820192909252919250610b3057604051628267d160e81b815260040160405180910390fd5b80602001516001600160401b0316421015610b74576020810151604051630e33bd3f60e31b81526001600160401b0390911660048201526024015b60405180910390fd5b5f610b7f83836121bc565b63ffffffff16905080841015610bb257604051633618a1b760e11b81526004810185905260248101829052604401610b6b565b5f610bc18385600501546121fb565b90505f805b86811015610c9b575f5f610bfd858b8b86818110610be657610be66137ab565b9050602002810190610bf891906137bf565b611edc565b5090925090505f816003811115610c1657610c16613797565b141580610c3a57506001600160a01b0382165f908152600389016020526040902054155b15610c5b57604051631939cb7960e11b815260048101849052602401610b6b565b836001600160a01b0316826001600160a01b031611610c905760405163d6701e0560e01b815260048101849052602401610b6b565b509150600101610bc6565b5084545f600487018190556005870180546001600160a01b039093169260019290610cc7908490613815565b90915550508451610cd9908790612265565b84516040516001600160a01b03918216918316907fe840a2d435c5c5cf166ee62c6039e6495bd30af726d9749e38967531e83fc1a6905f90a35050505050505050565b610d246122f9565b805f5b81811015610dfd5736848483818110610d4257610d426137ab565b9050602002810190610d549190613828565b90505f610db2610d676020840184613051565b6020840135610d7960408601866137bf565b8080601f0160208091040260200160405190810160405280939291908181526020018383808284375f920191909152505050505a612360565b905080610df35783600103610dce57610dc9612376565b610df3565b82610dd85f612387565b604051635a15467560e01b8152600401610b6b929190613846565b5050600101610d27565b50505050565b60405163b760faf960e01b81523060048201527f00000000000000000000000000000000000000000000000000000000000000006001600160a01b03169063b760faf99034906024015f604051808303818588803b158015610e63575f5ffd5b505af1158015610e75573d5f5f3e3d5ffd5b5050505050565b5f610e856123b8565b805490915060ff600160401b82041615906001600160401b03165f81158015610eab5750825b90505f826001600160401b03166001148015610ec65750303b155b905081158015610ed4575080155b15610ef25760405163f92ee8a960e01b815260040160405180910390fd5b845467ffffffffffffffff191660011785558315610f1c57845460ff60401b1916600160401b1785555b610f25876123e0565b610f36610f30611daf565b87612466565b8315610f7c57845460ff60401b19168555604051600181527fc7f505b2f371ae2175ee4913f4499e1f2633a7b5936321eed1cdaeb6115181d29060200160405180910390a15b50505050505050565b610f8d611dd3565b60405163040b850f60e31b81526001600160a01b038381166004830152602482018390527f0000000000000000000000000000000000000000000000000000000000000000169063205c2878906044015f604051808303815f87803b158015610ff4575f5ffd5b505af1158015611006573d5f5f3e3d5ffd5b505050505050565b6110166125d5565b61101f82612663565b611029828261266b565b5050565b5f611036612727565b505f516020613b915f395f51905f5290565b5f5f611052611daf565b6040805160608101825260048301546001600160a01b038116808352600160a01b82046001600160401b03166020840152600160e01b90910463ffffffff16928201929092529192506110b757604051628267d160e81b815260040160405180910390fd5b6110c58183600501546121fb565b9250505090565b5f5f5f5f6110d8611daf565b6040805160608101825260048301546001600160a01b038116808352600160a01b82046001600160401b03166020840152600160e01b90910463ffffffff169282019290925291925061113357505f94859450849350915050565b8051602082015161114484846121bc565b9450945094505050909192565b611159611dd3565b5f611162611daf565b6001600160a01b0383165f9081526003820160205260408120549192508190036111aa5760405163a252c15160e01b81526001600160a01b0384166004820152602401610b6b565b6002820154818114611248575f600284016111c660018461385e565b815481106111d6576111d66137ab565b5f918252602090912001546001600160a01b0316905080600285016111fc60018661385e565b8154811061120c5761120c6137ab565b5f91825260208083209190910180546001600160a01b0319166001600160a01b0394851617905592909116815260038501909152604090208290555b8260020180548061125b5761125b613871565b5f828152602080822083015f1990810180546001600160a01b03191690559092019092556001600160a01b0386168083526003860190915260408083208390555190917fb8107d0c6b40be480ce3172ee66ba6d64b71f6b1685a851340036e6e2e3e3c5291a250505050565b5f6112d0611daf565b60018101549091506001600160a01b031633146113025760405163a09b9a4360e01b8152336004820152602401610b6b565b6109038133612265565b5f80808080606081805f516020613b715f395f51905f526001600160a01b038a165f908152600182016020526040902080549192509065ffffffffffff80821691600160301b8104821691600160601b8204811691600160901b9004166113738686612770565b60028601546001870180546040805160208084028201810190925282815292936001600160801b0316929184918301828280156113d757602002820191905f5260205f20905b81546001600160a01b031681526001909101906020018083116113b9575b5050505050915098509850985098509850985098505050919395979092949650565b5f6060805f5f5f606061142b60408051808201909152600c81526b14db585c9d1058d8dbdd5b9d60a21b602082015290565b60408051808201825260018152603160f81b60208083019190915282515f808252918101909352600f60f81b9b939a50909850469750309650945092509050565b611474611dd3565b6001600160a01b0381165f9081527f791d28580172dbb773ab2f9dfcf763a16f74d518586e852428137d65eb4b7e01602052604090205f516020613b715f395f51905f52906114c38282612770565b6114eb5760405163028907c360e41b81526001600160a01b0384166004820152602401610b6b565b805460ff60e01b191681556040516001600160a01b038416907f17c796fb82086b3c9effaec517342e5ca9ed8fd78c339137ec082f748ab60cbe905f90a2505050565b5f611537611daf565b546001600160a01b0316919050565b61154e611dd3565b610903611559611daf565b82612466565b6115676122f9565b5f6115a8858585858080601f0160208091040260200160405190810160405280939291908181526020018383808284375f920191909152505050505a612360565b905080610e7557610e75612376565b5f6115c0611daf565b335f908152600382016020526040812054919250036115e1576115e1611dd3565b60048101546001600160a01b03161561160d5760405163372a886760e11b815260040160405180910390fd5b6001600160a01b038216158061162b57506001600160a01b03821630145b80611642575080546001600160a01b038381169116145b8061166557506001600160a01b0382165f90815260038201602052604090205415155b1561168e5760405163b20f76e360e01b81526001600160a01b0383166004820152602401610b6b565b60028101545f8190036116b4576040516375a0470360e01b815260040160405180910390fd5b5f6116c26202a30042613815565b90505f6116ce8361279f565b604080516060810182526001600160a01b0388168082526001600160401b038616602080840182905263ffffffff861693850184905260048a0180546001600160e01b0319168417600160a01b8402176001600160e01b0316600160e01b860217905584519182528101929092529293507fd6dcd4b6349c9449b06f9e6364e29b19e519712e997dceb3768c120718957720910160405180910390a25050505050565b6040516370a0823160e01b81523060048201525f907f00000000000000000000000000000000000000000000000000000000000000006001600160a01b0316906370a08231906024015b602060405180830381865afa1580156117d6573d5f5f3e3d5ffd5b505050506040513d601f19601f820116820180604052508101906117fa9190613885565b905090565b5f6118086123b8565b805490915060ff600160401b82041615906001600160401b03165f8115801561182e5750825b90505f826001600160401b031660011480156118495750303b155b905081158015611857575080155b156118755760405163f92ee8a960e01b815260040160405180910390fd5b845467ffffffffffffffff19166001178555831561189f57845460ff60401b1916600160401b1785555b6118a8866123e0565b831561100657845460ff60401b19168555604051600181527fc7f505b2f371ae2175ee4913f4499e1f2633a7b5936321eed1cdaeb6115181d29060200160405180910390a1505050505050565b604051631aab3f0d60e11b81523060048201525f60248201819052906001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016906335567e1a906044016117bb565b5f611953611daf565b600101546001600160a01b0316919050565b5f61196e611daf565b60050154905090565b61197f611dd3565b5f611988611daf565b90506001600160a01b03821615806119ac575080546001600160a01b038381169116145b806119cf57506001600160a01b0382165f90815260038201602052604090205415155b156119f85760405163b20f76e360e01b81526001600160a01b0383166004820152602401610b6b565b6001810180546001600160a01b0319166001600160a01b038481169182179092558254604051919216907f38d16b8cac22d99fc7c124b9cd0de2d3fa1faef420bfe791d8c362d765e22700905f90a35050565b611a53611dd3565b6001600160a01b0387161580611a815750611a6c61152e565b6001600160a01b0316876001600160a01b0316145b80611a9457506001600160a01b03871630145b15611abd5760405163d3d0f65960e01b81526001600160a01b0388166004820152602401610b6b565b8565ffffffffffff168565ffffffffffff1611611aff5760405163251124c760e01b815265ffffffffffff808816600483015286166024820152604401610b6b565b8365ffffffffffff165f03611b275760405163acea3b8b60e01b815260040160405180910390fd5b600a821115611b53576040516354c70c1760e01b815260048101839052600a6024820152604401610b6b565b5f5b82811015611c21575f848483818110611b7057611b706137ab565b9050602002016020810190611b859190613051565b6001600160a01b03161480611bc8575030848483818110611ba857611ba86137ab565b9050602002016020810190611bbd9190613051565b6001600160a01b0316145b15611c1957838382818110611bdf57611bdf6137ab565b9050602002016020810190611bf49190613051565b604051631c5af96760e21b81526001600160a01b039091166004820152602401610b6b565b600101611b55565b505f5f516020613b715f395f51905f526001600160a01b0389165f90815260018281016020526040909120805465ffffffffffff8b81166001600160601b031990921691909117600160301b8b831602176bffffffffffffffffffffffff60601b198116600160601b928b169290920265ffffffffffff60901b1981169290921783558454600160e01b6fffffffffffffffffffffffffffffffff60601b1990921669ffffffffffffffffffff60901b199093169290921763ffffffff909216600160c01b029190911760ff60e01b1916178155919250611d059082018686612f4c565b506002810180546001600160801b0319166001600160801b0385161790556040516001600160a01b038a16907f45e82d3bb351f6cbfb2c27138625c31d4606535d6a3210bf62e860d8556e069e90611d68908b908b908b908b908b908b9061389c565b60405180910390a2505050505050505050565b5f6001600160e01b03198216630271189760e51b148061084d57506301ffc9a760e01b6001600160e01b031983161461084d565b7ffcbd041a7ec4b78431e81f10baf76c8199822d81f1f877f59d60ca4fa03b420090565b611ddb611daf565b546001600160a01b03163314801590611df45750333014155b8015611e295750336001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001614155b15610ac057604051634a0bfec160e01b8152336004820152602401610b6b565b6004810180545f918290556005830180546001600160a01b0390921692600192611e74908490613815565b90915550506040516001600160a01b038216907f0d8129d90ef1c9fb74e7942381c7a9a21e58349b5cfc5f672871b8471252247d905f90a25050565b5f61084d611ebc6127b6565b8360405161190160f01b8152600281019290925260228201526042902090565b5f80806041849003611f10578435602086013560408701355f1a611f02898285856127bf565b955095509550505050611f1a565b505f915060029050825b93509350939050565b336001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001614610ac057604051633d40d29d60e11b8152336004820152602401610b6b565b5f8080611f8384610bf86101008801886137bf565b5090925090505f816003811115611f9c57611f9c613797565b14611fac5760019250505061084d565b611fb461152e565b6001600160a01b0316826001600160a01b031603611fd6575f9250505061084d565b6001600160a01b0382165f9081527f791d28580172dbb773ab2f9dfcf763a16f74d518586e852428137d65eb4b7e01602052604090205f516020613b715f395f51905f52906120258282612770565b80156120495750805465ffffffffffff600160601b82048116600160901b90920416105b801561206657506120668161206160608a018a6137bf565b612887565b8015612077575061207781886129b4565b156120e357805460019082906012906120a0908490600160901b900465ffffffffffff16613916565b82546101009290920a65ffffffffffff81810219909316918316021790915582546120d892505f91600160301b8204811691166129eb565b94505050505061084d565b6120ed8488612a1e565b979650505050505050565b8015610903576040515f90339083908381818185875af1925050503d805f8114610e75576040519150601f19603f3d011682016040523d82523d5f602084013e610e75565b5f516020613b715f395f51905f52805460019082905f9061216590849063ffffffff16613934565b82546101009290920a63ffffffff8181021990931691831602179091558254604051911681527f4ab3a6cf5ca94007e6e6291c284056f5912d5b45cb0d080413de1a33a915b516915060200160405180910390a150565b5f5f6121ce846002018054905061279f565b9050826040015163ffffffff168163ffffffff16116121f15782604001516121f3565b805b949350505050565b5f6109fd7f5816f904efa8830b58dfb6113cb7ffc4a98b78e7c2314e51e8f572c6fef5f736845f015185602001518560405160200161097394939291909384526001600160a01b039290921660208401526001600160401b03166040830152606082015260800190565b81546001600160a01b038281166001600160a01b031980841691909117855560018501805490911690551661229861213d565b816001600160a01b0316816001600160a01b03167f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e060405160405180910390a360048301546001600160a01b0316156122f4576122f483611e49565b505050565b336001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001614801590611e295750612335611daf565b546001600160a01b03163314610ac057604051634a0bfec160e01b8152336004820152602401610b6b565b5f5f5f845160208601878987f195945050505050565b610ac06123825f612387565b612a86565b60603d821561239b578281111561239b5750815b604051602082018101604052818152815f602083013e9392505050565b5f807ff0c57e16840df040f15088dc2f81fe391c3923bec73e23a9662efc9c229c6a0061084d565b6001600160a01b0381166124125760405163b20f76e360e01b81526001600160a01b0382166004820152602401610b6b565b8061241b611daf565b80546001600160a01b0319166001600160a01b03928316179055604051908216905f907f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e0908290a350565b6001600160a01b038116158061248457506001600160a01b03811630145b8061249b575081546001600160a01b038281169116145b806124b5575060018201546001600160a01b038281169116145b806124cf575060048201546001600160a01b038281169116145b156124f85760405163f38d406d60e01b81526001600160a01b0382166004820152602401610b6b565b6001600160a01b0381165f9081526003830160205260409020541561253a5760405162facfc360e41b81526001600160a01b0382166004820152602401610b6b565b600282015460101161256257604051633e2cd87360e21b815260106004820152602401610b6b565b6002820180546001810182555f828152602080822090920180546001600160a01b0319166001600160a01b03861690811790915592548382526003860190925260408082209290925590517f038596bb31e2e7d3d9f184d4c98b310103f6d7f5830e5eec32bffe6f1728f9699190a25050565b306001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016148061264557507f00000000000000000000000000000000000000000000000000000000000000006001600160a01b0316612639612a8e565b6001600160a01b031614155b15610ac05760405163703e46dd60e11b815260040160405180910390fd5b610903611dd3565b816001600160a01b03166352d1902d6040518163ffffffff1660e01b8152600401602060405180830381865afa9250505080156126c5575060408051601f3d908101601f191682019092526126c291810190613885565b60015b6126ed57604051634c9c8ce360e01b81526001600160a01b0383166004820152602401610b6b565b5f516020613b915f395f51905f52811461271d57604051632a87526960e21b815260048101829052602401610b6b565b6122f48383612aa2565b306001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001614610ac05760405163703e46dd60e11b815260040160405180910390fd5b80545f90600160e01b900460ff1680156109fd57505090549054600160c01b900463ffffffff90811691161490565b5f6127ab600283613950565b61084d906001613815565b5f6117fa612af7565b5f80807f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a08411156127f857505f9150600390508261287d565b604080515f808252602082018084528a905260ff891692820192909252606081018790526080810186905260019060a0016020604051602081039080840390855afa158015612849573d5f5f3e3d5ffd5b5050604051601f1901519150506001600160a01b03811661287457505f92506001915082905061287d565b92505f91508190505b9450945094915050565b5f600482101561289857505f6109fd565b5f6128a6600482858761396f565b6128af91613996565b90506324f16c0560e11b6001600160e01b03198216016129215760248310156128db575f9150506109fd565b5f6128ea60246004868861396f565b6128f3916139cc565b90506001600160a01b0381111561290e575f925050506109fd565b6129188682612b6a565b925050506109fd565b636581952160e11b6001600160e01b03198216016129aa575f612947846004818861396f565b81019061295491906139e9565b90505f5b815181101561299e5761298787838381518110612977576129776137ab565b60200260200101515f0151612b6a565b612996575f93505050506109fd565b600101612958565b506001925050506109fd565b505f949350505050565b5f6129be82612bee565b156129cb5750600161084d565b60028301546001600160801b03166129e283612c39565b11159392505050565b5f60d08265ffffffffffff16901b60a08465ffffffffffff16901b85612a11575f612a14565b60015b1717949350505050565b5f612a27611daf565b6001600160a01b0384165f908152600391909101602052604090205415801590612a555750612a5582612bee565b8015612a715750612a71612a6c60608401846137bf565b612cba565b15612a7d57505f61084d565b50600192915050565b805160208201fd5b5f5f516020613b915f395f51905f52611537565b612aab82612d1b565b6040516001600160a01b038316907fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a2805115612aef576122f48282612d7e565b611029612e1e565b5f7f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f612b21612e3d565b612b29612e73565b60408051602081019490945283019190915260608201524660808201523060a082015260c00160405160208183030381529060405280519060200120905090565b5f306001600160a01b03831603612b8257505f61084d565b60018301545f819003612b9957600191505061084d565b5f5b818110156129aa57836001600160a01b0316856001018281548110612bc257612bc26137ab565b5f918252602090912001546001600160a01b031603612be65760019250505061084d565b600101612b9b565b5f6034612bfe60e08401846137bf565b90501015801561084d57505f612c1760e08401846137bf565b612c25916014915f9161396f565b612c2e91613aed565b60601c141592915050565b5f5f8260a00135612c4984612e92565b612c5285612ea6565b612c5c9190613815565b612c669190613815565b90506034612c7760e08501856137bf565b905010612ca757612c8783612eb5565b612c9084612ee4565b612c9a9190613815565b612ca49082613815565b90505b612cb083612f01565b6109fd9082613b23565b5f6004821015612ccb57505f61084d565b5f612cd9600482858761396f565b612ce291613996565b90506001600160e01b0319811663bd5021af60e01b14806121f357506001600160e01b03198116632ef1f99b60e01b1491505092915050565b806001600160a01b03163b5f03612d5057604051634c9c8ce360e01b81526001600160a01b0382166004820152602401610b6b565b5f516020613b915f395f51905f5280546001600160a01b0319166001600160a01b0392909216919091179055565b60605f612d8b8484612f15565b9050808015612dac57505f3d1180612dac57505f846001600160a01b03163b115b15612dc157612db9612f28565b91505061084d565b8015612deb57604051639996b31560e01b81526001600160a01b0385166004820152602401610b6b565b3d15612dfe57612df9612f41565b612e17565b60405163d6bda27560e01b815260040160405180910390fd5b5092915050565b3415610ac05760405163b398979f60e01b815260040160405180910390fd5b5f612e6760408051808201909152600c81526b14db585c9d1058d8dbdd5b9d60a21b602082015290565b80519060200120905090565b5f612e676040805180820190915260018152603160f81b602082015290565b5f6001600160801b0360808301351661084d565b5f61084d826080013560801c90565b5f612ec360e08301836137bf565b612ed29160349160249161396f565b612edb91613b3a565b60801c92915050565b5f612ef260e08301836137bf565b612ed29160249160149161396f565b5f6001600160801b0360c08301351661084d565b5f5f5f835160208501865af49392505050565b6040513d81523d5f602083013e3d602001810160405290565b6040513d5f823e3d81fd5b828054828255905f5260205f20908101928215612f9d579160200282015b82811115612f9d5781546001600160a01b0319166001600160a01b03843516178255602090920191600190910190612f6a565b50612fa9929150612fad565b5090565b5b80821115612fa9575f8155600101612fae565b5f60208284031215612fd1575f5ffd5b81356001600160e01b0319811681146121f1575f5ffd5b5f8151808452602084019350602083015f5b828110156130215781516001600160a01b0316865260209586019590910190600101612ffa565b5093949350505050565b602081525f6109fd6020830184612fe8565b6001600160a01b0381168114610903575f5ffd5b5f60208284031215613061575f5ffd5b81356121f18161303d565b634e487b7160e01b5f52604160045260245ffd5b604051606081016001600160401b03811182821017156130a2576130a261306c565b60405290565b604051601f8201601f191681016001600160401b03811182821017156130d0576130d061306c565b604052919050565b5f82601f8301126130e7575f5ffd5b81356001600160401b038111156131005761310061306c565b613113601f8201601f19166020016130a8565b818152846020838601011115613127575f5ffd5b816020850160208301375f918101602001919091529392505050565b5f5f5f5f60808587031215613156575f5ffd5b84356131618161303d565b935060208501356131718161303d565b92506040850135915060608501356001600160401b03811115613192575f5ffd5b61319e878288016130d8565b91505092959194509250565b5f5f83601f8401126131ba575f5ffd5b5081356001600160401b038111156131d0575f5ffd5b6020830191508360208285010111156131e7575f5ffd5b9250929050565b5f5f5f60408486031215613200575f5ffd5b8335925060208401356001600160401b0381111561321c575f5ffd5b613228868287016131aa565b9497909650939450505050565b5f5f5f60608486031215613247575f5ffd5b83356001600160401b0381111561325c575f5ffd5b8401610120818703121561326e575f5ffd5b95602085013595506040909401359392505050565b5f5f83601f840112613293575f5ffd5b5081356001600160401b038111156132a9575f5ffd5b6020830191508360208260051b85010111156131e7575f5ffd5b5f5f602083850312156132d4575f5ffd5b82356001600160401b038111156132e9575f5ffd5b6132f585828601613283565b90969095509350505050565b5f5f60408385031215613312575f5ffd5b823561331d8161303d565b9150602083013561332d8161303d565b809150509250929050565b5f5f60408385031215613349575f5ffd5b82356133548161303d565b946020939093013593505050565b5f5f60408385031215613373575f5ffd5b823561337e8161303d565b915060208301356001600160401b03811115613398575f5ffd5b6133a4858286016130d8565b9150509250929050565b65ffffffffffff8816815265ffffffffffff8716602082015265ffffffffffff8616604082015265ffffffffffff85166060820152831515608082015260e060a08201525f61340060e0830185612fe8565b90506001600160801b03831660c083015298975050505050505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b60ff60f81b8816815260e060208201525f61346960e083018961341d565b828103604084015261347b818961341d565b606084018890526001600160a01b038716608085015260a0840186905283810360c0850152845180825260208087019350909101905f5b818110156134d05783518352602093840193909201916001016134b2565b50909b9a5050505050505050505050565b602081525f6109fd602083018461341d565b5f5f5f5f60608587031215613506575f5ffd5b84356135118161303d565b93506020850135925060408501356001600160401b03811115613532575f5ffd5b61353e878288016131aa565b95989497509550505050565b5f6001600160401b038211156135625761356261306c565b5060051b60200190565b5f82601f83011261357b575f5ffd5b813561358e6135898261354a565b6130a8565b8082825260208201915060208360051b8601019250858311156135af575f5ffd5b602085015b838110156135cc5780358352602092830192016135b4565b5095945050505050565b5f5f5f5f5f60a086880312156135ea575f5ffd5b85356135f58161303d565b945060208601356136058161303d565b935060408601356001600160401b0381111561361f575f5ffd5b61362b8882890161356c565b93505060608601356001600160401b03811115613646575f5ffd5b6136528882890161356c565b92505060808601356001600160401b0381111561366d575f5ffd5b613679888289016130d8565b9150509295509295909350565b5f5f5f5f5f60a0868803121561369a575f5ffd5b85356136a58161303d565b945060208601356136b58161303d565b9350604086013592506060860135915060808601356001600160401b0381111561366d575f5ffd5b803565ffffffffffff811681146136f2575f5ffd5b919050565b5f5f5f5f5f5f5f60c0888a03121561370d575f5ffd5b87356137188161303d565b9650613726602089016136dd565b9550613734604089016136dd565b9450613742606089016136dd565b935060808801356001600160401b0381111561375c575f5ffd5b6137688a828b01613283565b90945092505060a08801356001600160801b0381168114613787575f5ffd5b8091505092959891949750929550565b634e487b7160e01b5f52602160045260245ffd5b634e487b7160e01b5f52603260045260245ffd5b5f5f8335601e198436030181126137d4575f5ffd5b8301803591506001600160401b038211156137ed575f5ffd5b6020019150368190038213156131e7575f5ffd5b634e487b7160e01b5f52601160045260245ffd5b8082018082111561084d5761084d613801565b5f8235605e1983360301811261383c575f5ffd5b9190910192915050565b828152604060208201525f6121f3604083018461341d565b8181038181111561084d5761084d613801565b634e487b7160e01b5f52603160045260245ffd5b5f60208284031215613895575f5ffd5b5051919050565b65ffffffffffff878116825286811660208301528516604082015260a06060820181905281018390525f8460c08301825b868110156138fd5782356138e08161303d565b6001600160a01b03168252602092830192909101906001016138cd565b506001600160801b038516608085015291506120ed9050565b65ffffffffffff818116838216019081111561084d5761084d613801565b63ffffffff818116838216019081111561084d5761084d613801565b5f8261396a57634e487b7160e01b5f52601260045260245ffd5b500490565b5f5f8585111561397d575f5ffd5b83861115613989575f5ffd5b5050820193919092039150565b80356001600160e01b03198116906004841015612e17576001600160e01b031960049490940360031b84901b1690921692915050565b8035602083101561084d575f19602084900360031b1b1692915050565b5f602082840312156139f9575f5ffd5b81356001600160401b03811115613a0e575f5ffd5b8201601f81018413613a1e575f5ffd5b8035613a2c6135898261354a565b8082825260208201915060208360051b850101925086831115613a4d575f5ffd5b602084015b83811015613ae25780356001600160401b03811115613a6f575f5ffd5b85016060818a03601f19011215613a84575f5ffd5b613a8c613080565b6020820135613a9a8161303d565b81526040820135602082015260608201356001600160401b03811115613abe575f5ffd5b613acd8b6020838601016130d8565b60408301525084525060209283019201613a52565b509695505050505050565b80356001600160601b03198116906014841015612e17576001600160601b031960149490940360031b84901b1690921692915050565b808202811582820484141761084d5761084d613801565b80356001600160801b03198116906010841015612e17576001600160801b031960109490940360031b84901b169092169291505056fe791d28580172dbb773ab2f9dfcf763a16f74d518586e852428137d65eb4b7e00360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbca164736f6c634300081c000a";
+
+export const accountFactoryV8Abi = [
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "anAccountImplementation",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "AccountCreated",
+    "type": "event"
+  },
+  {
+    "inputs": [],
+    "name": "accountImplementation",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "createAccount",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "createAccountWithGuardian",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "getAddress",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "salt",
+        "type": "bytes32"
+      }
+    ],
+    "name": "getAddressWithGuardian",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  }
+] as const;
+
+export const accountFactoryV8Bytecode: `0x${string}` =
+  "0x60c060405234801561000f575f5ffd5b50604051610daf380380610daf83398101604081905261002e916100c2565b6001600160a01b03811660805260405161004a602082016100b5565b601f1982820381018352601f90910116602081810160409081525f8352516100769285929091016100ef565b60408051601f1981840301815290829052610094929160200161014a565b60408051601f19818403018152919052805160209091012060a05250610166565b61037280610a3d83390190565b5f602082840312156100d2575f5ffd5b81516001600160a01b03811681146100e8575f5ffd5b9392505050565b60018060a01b0383168152604060208201525f82518060408401528060208501606085015e5f606082850101526060601f19601f8301168401019150509392505050565b5f81518060208401855e5f93019283525090919050565b5f61015e6101588386610133565b84610133565b949350505050565b60805160a0516108a96101945f395f61012e01525f8181605e015281816101ea015261035601526108a95ff3fe608060405234801561000f575f5ffd5b5060043610610055575f3560e01c806311464fbe146100595780636cae251c1461009c5780637ac4ed64146100af578063a22e4cd1146100c2578063f14ddffc146100d5575b5f5ffd5b6100807f000000000000000000000000000000000000000000000000000000000000000081565b6040516001600160a01b03909116815260200160405180910390f35b6100806100aa3660046104c8565b6100e8565b6100806100bd366004610502565b61015c565b6100806100d03660046104c8565b61018c565b6100806100e3366004610502565b610304565b604080516001600160a01b038086166020830152841691810191909152606081018290525f90610152906080015b604051602081830303815290604052805190602001207f0000000000000000000000000000000000000000000000000000000000000000610467565b90505b9392505050565b604080516001600160a01b03841660208201529081018290525f9061018390606001610116565b90505b92915050565b5f6101988484846100e8565b9050806001600160a01b03163b5f0361015557604080516001600160a01b03808716602083015285169181019190915260608101839052608001604051602081830303815290604052805190602001207f0000000000000000000000000000000000000000000000000000000000000000604051610215906104a0565b6001600160a01b0390911681526040602082018190525f908201526060018190604051809103905ff5905080158015610250573d5f5f3e3d5ffd5b5050604051634d4188bd60e01b81526001600160a01b0385811660048301528481166024830152821690634d4188bd906044015f604051808303815f87803b15801561029a575f5ffd5b505af11580156102ac573d5f5f3e3d5ffd5b50505050836001600160a01b0316816001600160a01b03167ff66707ae2820569ece31cb5ac7cfcdd4d076c3f31ed9e28bf94394bedc0f329d846040516102f591815260200190565b60405180910390a39392505050565b5f61030f838361015c565b9050806001600160a01b03163b5f0361018657604080516001600160a01b0385166020820152908101839052606001604051602081830303815290604052805190602001207f0000000000000000000000000000000000000000000000000000000000000000604051610381906104a0565b6001600160a01b0390911681526040602082018190525f908201526060018190604051809103905ff59050801580156103bc573d5f5f3e3d5ffd5b505060405163189acdbd60e31b81526001600160a01b03848116600483015282169063c4d66de8906024015f604051808303815f87803b1580156103fe575f5ffd5b505af1158015610410573d5f5f3e3d5ffd5b50505050826001600160a01b0316816001600160a01b03167ff66707ae2820569ece31cb5ac7cfcdd4d076c3f31ed9e28bf94394bedc0f329d8460405161045991815260200190565b60405180910390a392915050565b5f6101838383305f604051836040820152846020820152828152600b8101905060ff8153605590206001600160a01b0316949350505050565b6103728061052b83390190565b80356001600160a01b03811681146104c3575f5ffd5b919050565b5f5f5f606084860312156104da575f5ffd5b6104e3846104ad565b92506104f1602085016104ad565b929592945050506040919091013590565b5f5f60408385031215610513575f5ffd5b61051c836104ad565b94602093909301359350505056fe60806040526040516103723803806103728339810160408190526100229161021d565b818161002e8282610037565b505050506102ec565b61004082610095565b6040516001600160a01b038316907fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a2805115610089576100848282610110565b505050565b6100916101b1565b5050565b806001600160a01b03163b5f036100cf57604051634c9c8ce360e01b81526001600160a01b03821660048201526024015b60405180910390fd5b7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc80546001600160a01b0319166001600160a01b0392909216919091179055565b60605f61011d84846101d2565b905080801561013e57505f3d118061013e57505f846001600160a01b03163b115b156101535761014b6101e5565b9150506101ab565b801561017d57604051639996b31560e01b81526001600160a01b03851660048201526024016100c6565b3d156101905761018b6101fe565b6101a9565b60405163d6bda27560e01b815260040160405180910390fd5b505b92915050565b34156101d05760405163b398979f60e01b815260040160405180910390fd5b565b5f5f5f835160208501865af49392505050565b6040513d81523d5f602083013e3d602001810160405290565b6040513d5f823e3d81fd5b634e487b7160e01b5f52604160045260245ffd5b5f5f6040838503121561022e575f5ffd5b82516001600160a01b0381168114610244575f5ffd5b60208401519092506001600160401b0381111561025f575f5ffd5b8301601f8101851361026f575f5ffd5b80516001600160401b0381111561028857610288610209565b604051601f8201601f19908116603f011681016001600160401b03811182821017156102b6576102b6610209565b6040528181528282016020018710156102cd575f5ffd5b8160208401602083015e5f602083830101528093505050509250929050565b607a806102f85f395ff3fe6080604052600a600c565b005b60186014601a565b6050565b565b5f604b7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc546001600160a01b031690565b905090565b365f5f375f5f365f845af43d5f5f3e8080156069573d5ff35b3d5ffdfea164736f6c634300081c000aa164736f6c634300081c000a60806040526040516103723803806103728339810160408190526100229161021d565b818161002e8282610037565b505050506102ec565b61004082610095565b6040516001600160a01b038316907fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a2805115610089576100848282610110565b505050565b6100916101b1565b5050565b806001600160a01b03163b5f036100cf57604051634c9c8ce360e01b81526001600160a01b03821660048201526024015b60405180910390fd5b7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc80546001600160a01b0319166001600160a01b0392909216919091179055565b60605f61011d84846101d2565b905080801561013e57505f3d118061013e57505f846001600160a01b03163b115b156101535761014b6101e5565b9150506101ab565b801561017d57604051639996b31560e01b81526001600160a01b03851660048201526024016100c6565b3d156101905761018b6101fe565b6101a9565b60405163d6bda27560e01b815260040160405180910390fd5b505b92915050565b34156101d05760405163b398979f60e01b815260040160405180910390fd5b565b5f5f5f835160208501865af49392505050565b6040513d81523d5f602083013e3d602001810160405290565b6040513d5f823e3d81fd5b634e487b7160e01b5f52604160045260245ffd5b5f5f6040838503121561022e575f5ffd5b82516001600160a01b0381168114610244575f5ffd5b60208401519092506001600160401b0381111561025f575f5ffd5b8301601f8101851361026f575f5ffd5b80516001600160401b0381111561028857610288610209565b604051601f8201601f19908116603f011681016001600160401b03811182821017156102b6576102b6610209565b6040528181528282016020018710156102cd575f5ffd5b8160208401602083015e5f602083830101528093505050509250929050565b607a806102f85f395ff3fe6080604052600a600c565b005b60186014601a565b6050565b565b5f604b7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc546001600160a01b031690565b905090565b365f5f375f5f365f845af43d5f5f3e8080156069573d5ff35b3d5ffdfea164736f6c634300081c000a";
+
+export const delegatedAccountV8Abi = [
+  {
+    "inputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "anEntryPoint",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "index",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "error",
+        "type": "bytes"
+      }
+    ],
+    "name": "ExecuteError",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidSessionKey",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "InvalidSessionLimit",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      }
+    ],
+    "name": "InvalidSessionWindow",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidWhitelistedTarget",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotAuthorized",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotEntryPoint",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "SessionKeyNotActive",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "count",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "max",
+        "type": "uint256"
+      }
+    ],
+    "name": "TooManyWhitelistedTargets",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": false,
+        "internalType": "uint32",
+        "name": "epoch",
+        "type": "uint32"
+      }
+    ],
+    "name": "AllSessionKeysRevoked",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint48",
+        "name": "limit",
+        "type": "uint48"
+      },
+      {
+        "indexed": false,
+        "internalType": "address[]",
+        "name": "whitelist",
+        "type": "address[]"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint128",
+        "name": "maxFeePerOp",
+        "type": "uint128"
+      }
+    ],
+    "name": "SessionKeyRegistered",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "SessionKeyRevoked",
+    "type": "event"
+  },
+  {
+    "stateMutability": "payable",
+    "type": "fallback"
+  },
+  {
+    "inputs": [],
+    "name": "MAX_SESSION_KEY_TARGETS",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "addDeposit",
+    "outputs": [],
+    "stateMutability": "payable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "entryPoint",
+    "outputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "target",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "value",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "data",
+        "type": "bytes"
+      }
+    ],
+    "name": "execute",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "address",
+            "name": "target",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "value",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "data",
+            "type": "bytes"
+          }
+        ],
+        "internalType": "struct BaseAccount.Call[]",
+        "name": "calls",
+        "type": "tuple[]"
+      }
+    ],
+    "name": "executeBatch",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getDeposit",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getNonce",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "getSessionKey",
+    "outputs": [
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "limit",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "used",
+        "type": "uint48"
+      },
+      {
+        "internalType": "bool",
+        "name": "active",
+        "type": "bool"
+      },
+      {
+        "internalType": "address[]",
+        "name": "whitelist",
+        "type": "address[]"
+      },
+      {
+        "internalType": "uint128",
+        "name": "maxFeePerOp",
+        "type": "uint128"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "hash",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "bytes",
+        "name": "signature",
+        "type": "bytes"
+      }
+    ],
+    "name": "isValidSignature",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC1155BatchReceived",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC1155Received",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      }
+    ],
+    "name": "onERC721Received",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "owner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "limit",
+        "type": "uint48"
+      },
+      {
+        "internalType": "address[]",
+        "name": "whitelist",
+        "type": "address[]"
+      },
+      {
+        "internalType": "uint128",
+        "name": "maxFeePerOp",
+        "type": "uint128"
+      }
+    ],
+    "name": "registerSessionKey",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "revokeAllSessionKeys",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "key",
+        "type": "address"
+      }
+    ],
+    "name": "revokeSessionKey",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes4",
+        "name": "interfaceId",
+        "type": "bytes4"
+      }
+    ],
+    "name": "supportsInterface",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "address",
+            "name": "sender",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "nonce",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "initCode",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "callData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "accountGasLimits",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "uint256",
+            "name": "preVerificationGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "gasFees",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "bytes",
+            "name": "paymasterAndData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "signature",
+            "type": "bytes"
+          }
+        ],
+        "internalType": "struct PackedUserOperation",
+        "name": "userOp",
+        "type": "tuple"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "userOpHash",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256",
+        "name": "missingAccountFunds",
+        "type": "uint256"
+      }
+    ],
+    "name": "validateUserOp",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "validationData",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address payable",
+        "name": "withdrawAddress",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "amount",
+        "type": "uint256"
+      }
+    ],
+    "name": "withdrawDepositTo",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "stateMutability": "payable",
+    "type": "receive"
+  }
+] as const;
+
+export const delegatedAccountV8Bytecode: `0x${string}` =
+  "0x60a060405234801561000f575f5ffd5b5060405161202d38038061202d83398101604081905261002e9161003f565b6001600160a01b031660805261006c565b5f6020828403121561004f575f5ffd5b81516001600160a01b0381168114610065575f5ffd5b9392505050565b608051611f7f6100ae5f395f81816102c20152818161059f01528181610631015281816108aa0152818161094701528181610d1c0152610f320152611f7f5ff3fe60806040526004361061010a575f3560e01c80637c9d167a11610099578063bc197c8111610060578063bc197c8114610305578063c399ec8814610330578063d087d28814610344578063f23a6e6114610358578063f5c8bb581461038357005b80637c9d167a1461025b57806384f4fc6a1461026f5780638da5cb5b1461028e578063b0d691fe146102b4578063b61d27f6146102e657005b806325c1c3c3116100dd57806325c1c3c3146101cf57806334fcd5be146101e35780634a58db19146102025780634d44560d1461020a5780637a3644611461022957005b806301ffc9a71461010c578063150b7a02146101405780631626ba7e1461018357806319822f7c146101a2575b005b348015610117575f5ffd5b5061012b610126366004611535565b6103a2565b60405190151581526020015b60405180910390f35b34801561014b575f5ffd5b5061016a61015a366004611647565b630a85bd0160e11b949350505050565b6040516001600160e01b03199091168152602001610137565b34801561018e575f5ffd5b5061016a61019d3660046116f2565b610402565b3480156101ad575f5ffd5b506101c16101bc366004611739565b61046a565b604051908152602001610137565b3480156101da575f5ffd5b5061010a610488565b3480156101ee575f5ffd5b5061010a6101fd3660046117c7565b61049a565b61010a61058a565b348015610215575f5ffd5b5061010a610224366004611805565b610603565b348015610234575f5ffd5b5061024861024336600461182f565b61068c565b604051610137979695949392919061184a565b348015610266575f5ffd5b506101c1600a81565b34801561027a575f5ffd5b5061010a61028936600461182f565b610779565b348015610299575f5ffd5b50305b6040516001600160a01b039091168152602001610137565b3480156102bf575f5ffd5b507f000000000000000000000000000000000000000000000000000000000000000061029c565b3480156102f1575f5ffd5b5061010a6103003660046118f5565b61083b565b348015610310575f5ffd5b5061016a61031f3660046119d8565b63bc197c8160e01b95945050505050565b34801561033b575f5ffd5b506101c1610893565b34801561034f575f5ffd5b506101c1610921565b348015610363575f5ffd5b5061016a610372366004611a88565b63f23a6e6160e01b95945050505050565b34801561038e575f5ffd5b5061010a61039d366004611af9565b610976565b5f6001600160e01b031982166306608bdf60e21b14806103d257506001600160e01b03198216630a85bd0160e11b145b806103ed57506001600160e01b03198216630b135d3f60e11b145b806103fc57506103fc82610c96565b92915050565b5f5f5f610410868686610cca565b5090925090505f81600381111561042957610429611b99565b14801561043e57506001600160a01b03821630145b156104555750630b135d3f60e11b91506104639050565b506001600160e01b03199150505b9392505050565b5f610473610d11565b61047d8484610d5c565b905061046382610ed7565b610490610f1c565b610498610f75565b565b6104a2610ff4565b805f5b8181101561058457368484838181106104c0576104c0611bad565b90506020028101906104d29190611bc1565b90505f6105306104e5602084018461182f565b60208401356104f76040860186611bdf565b8080601f0160208091040260200160405190810160405280939291908181526020018383808284375f920191909152505050505a610ffc565b90508061057a578360010361054c57610547611012565b61057a565b826105565f611023565b604051635a15467560e01b8152600401610571929190611c21565b60405180910390fd5b50506001016104a5565b50505050565b60405163b760faf960e01b81523060048201527f00000000000000000000000000000000000000000000000000000000000000006001600160a01b03169063b760faf99034906024015f604051808303818588803b1580156105ea575f5ffd5b505af11580156105fc573d5f5f3e3d5ffd5b5050505050565b61060b610f1c565b60405163040b850f60e31b81526001600160a01b038381166004830152602482018390527f0000000000000000000000000000000000000000000000000000000000000000169063205c2878906044015f604051808303815f87803b158015610672575f5ffd5b505af1158015610684573d5f5f3e3d5ffd5b505050505050565b5f80808080606081805f516020611f535f395f51905f526001600160a01b038a165f908152600182016020526040902080549192509065ffffffffffff80821691600160301b8104821691600160601b8204811691600160901b9004166106f38686611054565b60028601546001870180546040805160208084028201810190925282815292936001600160801b03169291849183018282801561075757602002820191905f5260205f20905b81546001600160a01b03168152600190910190602001808311610739575b5050505050915098509850985098509850985098505050919395979092949650565b610781610f1c565b6001600160a01b0381165f9081527f791d28580172dbb773ab2f9dfcf763a16f74d518586e852428137d65eb4b7e01602052604090205f516020611f535f395f51905f52906107d08282611054565b6107f85760405163028907c360e41b81526001600160a01b0384166004820152602401610571565b805460ff60e01b191681556040516001600160a01b038416907f17c796fb82086b3c9effaec517342e5ca9ed8fd78c339137ec082f748ab60cbe905f90a2505050565b610843610ff4565b5f610884858585858080601f0160208091040260200160405190810160405280939291908181526020018383808284375f920191909152505050505a610ffc565b9050806105fc576105fc611012565b6040516370a0823160e01b81523060048201525f907f00000000000000000000000000000000000000000000000000000000000000006001600160a01b0316906370a08231906024015b602060405180830381865afa1580156108f8573d5f5f3e3d5ffd5b505050506040513d601f19601f8201168201806040525081019061091c9190611c5d565b905090565b604051631aab3f0d60e11b81523060048201525f60248201819052906001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016906335567e1a906044016108dd565b61097e610f1c565b6001600160a01b038716158061099c57506001600160a01b03871630145b806109af57506001600160a01b03871630145b156109d85760405163d3d0f65960e01b81526001600160a01b0388166004820152602401610571565b8565ffffffffffff168565ffffffffffff1611610a1a5760405163251124c760e01b815265ffffffffffff808816600483015286166024820152604401610571565b8365ffffffffffff165f03610a425760405163acea3b8b60e01b815260040160405180910390fd5b600a821115610a6e576040516354c70c1760e01b815260048101839052600a6024820152604401610571565b5f5b82811015610b3c575f848483818110610a8b57610a8b611bad565b9050602002016020810190610aa0919061182f565b6001600160a01b03161480610ae3575030848483818110610ac357610ac3611bad565b9050602002016020810190610ad8919061182f565b6001600160a01b0316145b15610b3457838382818110610afa57610afa611bad565b9050602002016020810190610b0f919061182f565b604051631c5af96760e21b81526001600160a01b039091166004820152602401610571565b600101610a70565b505f5f516020611f535f395f51905f526001600160a01b0389165f90815260018281016020526040909120805465ffffffffffff8b81166001600160601b031990921691909117600160301b8b831602176bffffffffffffffffffffffff60601b198116600160601b928b169290920265ffffffffffff60901b1981169290921783558454600160e01b6fffffffffffffffffffffffffffffffff60601b1990921669ffffffffffffffffffff60901b199093169290921763ffffffff909216600160c01b029190911760ff60e01b1916178155919250610c2090820186866114c0565b506002810180546001600160801b0319166001600160801b0385161790556040516001600160a01b038a16907f45e82d3bb351f6cbfb2c27138625c31d4606535d6a3210bf62e860d8556e069e90610c83908b908b908b908b908b908b90611c74565b60405180910390a2505050505050505050565b5f6001600160e01b03198216630271189760e51b14806103fc57506301ffc9a760e01b6001600160e01b03198316146103fc565b5f80806041849003610cfe578435602086013560408701355f1a610cf089828585611086565b955095509550505050610d08565b505f915060029050825b93509350939050565b336001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000161461049857604051633d40d29d60e11b8152336004820152602401610571565b5f8080610d7684610d71610100880188611bdf565b610cca565b5090925090505f816003811115610d8f57610d8f611b99565b14610d9f576001925050506103fc565b306001600160a01b03831603610db9575f925050506103fc565b6001600160a01b0382165f9081527f791d28580172dbb773ab2f9dfcf763a16f74d518586e852428137d65eb4b7e01602052604090205f516020611f535f395f51905f5290610e088282611054565b8015610e2c5750805465ffffffffffff600160601b82048116600160901b90920416105b8015610e495750610e4981610e4460608a018a611bdf565b61114e565b8015610e5a5750610e5a818861127b565b15610ec65780546001908290601290610e83908490600160901b900465ffffffffffff16611d02565b82546101009290920a65ffffffffffff8181021990931691831602179091558254610ebb92505f91600160301b8204811691166112b2565b9450505050506103fc565b60015b979650505050505050565b50565b8015610ed4576040515f90339083908381818185875af1925050503d805f81146105fc576040519150601f19603f3d011682016040523d82523d5f602084013e6105fc565b333014801590610f555750336001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001614155b1561049857604051634a0bfec160e01b8152336004820152602401610571565b5f516020611f535f395f51905f52805460019082905f90610f9d90849063ffffffff16611d20565b82546101009290920a63ffffffff8181021990931691831602179091558254604051911681527f4ab3a6cf5ca94007e6e6291c284056f5912d5b45cb0d080413de1a33a915b516915060200160405180910390a150565b610498610f1c565b5f5f5f845160208601878987f195945050505050565b61049861101e5f611023565b6112e5565b60603d821561103757828111156110375750815b604051602082018101604052818152815f602083013e9392505050565b80545f90600160e01b900460ff168015610463575082548254600160c01b900463ffffffff9081169116149392505050565b5f80807f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a08411156110bf57505f91506003905082611144565b604080515f808252602082018084528a905260ff891692820192909252606081018790526080810186905260019060a0016020604051602081039080840390855afa158015611110573d5f5f3e3d5ffd5b5050604051601f1901519150506001600160a01b03811661113b57505f925060019150829050611144565b92505f91508190505b9450945094915050565b5f600482101561115f57505f610463565b5f61116d6004828587611d3c565b61117691611d63565b90506324f16c0560e11b6001600160e01b03198216016111e85760248310156111a2575f915050610463565b5f6111b1602460048688611d3c565b6111ba91611d9b565b90506001600160a01b038111156111d5575f92505050610463565b6111df86826112ed565b92505050610463565b636581952160e11b6001600160e01b0319821601611271575f61120e8460048188611d3c565b81019061121b9190611db8565b90505f5b81518110156112655761124e8783838151811061123e5761123e611bad565b60200260200101515f01516112ed565b61125d575f9350505050610463565b60010161121f565b50600192505050610463565b505f949350505050565b5f61128582611371565b15611292575060016103fc565b60028301546001600160801b03166112a9836113bc565b11159392505050565b5f60d08265ffffffffffff16901b60a08465ffffffffffff16901b856112d8575f6112db565b60015b1717949350505050565b805160208201fd5b5f306001600160a01b0383160361130557505f6103fc565b60018301545f81900361131c5760019150506103fc565b5f5b8181101561127157836001600160a01b031685600101828154811061134557611345611bad565b5f918252602090912001546001600160a01b031603611369576001925050506103fc565b60010161131e565b5f603461138160e0840184611bdf565b9050101580156103fc57505f61139a60e0840184611bdf565b6113a8916014915f91611d3c565b6113b191611ebc565b60601c141592915050565b5f5f8260a001356113cc8461143d565b6113d585611451565b6113df9190611ef2565b6113e99190611ef2565b905060346113fa60e0850185611bdf565b90501061142a5761140a83611460565b6114138461148f565b61141d9190611ef2565b6114279082611ef2565b90505b611433836114ac565b6104639082611f05565b5f6001600160801b036080830135166103fc565b5f6103fc826080013560801c90565b5f61146e60e0830183611bdf565b61147d91603491602491611d3c565b61148691611f1c565b60801c92915050565b5f61149d60e0830183611bdf565b61147d91602491601491611d3c565b5f6001600160801b0360c0830135166103fc565b828054828255905f5260205f20908101928215611511579160200282015b828111156115115781546001600160a01b0319166001600160a01b038435161782556020909201916001909101906114de565b5061151d929150611521565b5090565b5b8082111561151d575f8155600101611522565b5f60208284031215611545575f5ffd5b81356001600160e01b031981168114610463575f5ffd5b6001600160a01b0381168114610ed4575f5ffd5b634e487b7160e01b5f52604160045260245ffd5b604051606081016001600160401b03811182821017156115a6576115a6611570565b60405290565b604051601f8201601f191681016001600160401b03811182821017156115d4576115d4611570565b604052919050565b5f82601f8301126115eb575f5ffd5b81356001600160401b0381111561160457611604611570565b611617601f8201601f19166020016115ac565b81815284602083860101111561162b575f5ffd5b816020850160208301375f918101602001919091529392505050565b5f5f5f5f6080858703121561165a575f5ffd5b84356116658161155c565b935060208501356116758161155c565b92506040850135915060608501356001600160401b03811115611696575f5ffd5b6116a2878288016115dc565b91505092959194509250565b5f5f83601f8401126116be575f5ffd5b5081356001600160401b038111156116d4575f5ffd5b6020830191508360208285010111156116eb575f5ffd5b9250929050565b5f5f5f60408486031215611704575f5ffd5b8335925060208401356001600160401b03811115611720575f5ffd5b61172c868287016116ae565b9497909650939450505050565b5f5f5f6060848603121561174b575f5ffd5b83356001600160401b03811115611760575f5ffd5b84016101208187031215611772575f5ffd5b95602085013595506040909401359392505050565b5f5f83601f840112611797575f5ffd5b5081356001600160401b038111156117ad575f5ffd5b6020830191508360208260051b85010111156116eb575f5ffd5b5f5f602083850312156117d8575f5ffd5b82356001600160401b038111156117ed575f5ffd5b6117f985828601611787565b90969095509350505050565b5f5f60408385031215611816575f5ffd5b82356118218161155c565b946020939093013593505050565b5f6020828403121561183f575f5ffd5b81356104638161155c565b5f60e0820165ffffffffffff8a16835265ffffffffffff8916602084015265ffffffffffff8816604084015265ffffffffffff87166060840152851515608084015260e060a0840152808551808352610100850191506020870192505f5b818110156118cf5783516001600160a01b03168352602093840193909201916001016118a8565b50506001600160801b03851660c085015291506118e99050565b98975050505050505050565b5f5f5f5f60608587031215611908575f5ffd5b84356119138161155c565b93506020850135925060408501356001600160401b03811115611934575f5ffd5b611940878288016116ae565b95989497509550505050565b5f6001600160401b0382111561196457611964611570565b5060051b60200190565b5f82601f83011261197d575f5ffd5b813561199061198b8261194c565b6115ac565b8082825260208201915060208360051b8601019250858311156119b1575f5ffd5b602085015b838110156119ce5780358352602092830192016119b6565b5095945050505050565b5f5f5f5f5f60a086880312156119ec575f5ffd5b85356119f78161155c565b94506020860135611a078161155c565b935060408601356001600160401b03811115611a21575f5ffd5b611a2d8882890161196e565b93505060608601356001600160401b03811115611a48575f5ffd5b611a548882890161196e565b92505060808601356001600160401b03811115611a6f575f5ffd5b611a7b888289016115dc565b9150509295509295909350565b5f5f5f5f5f60a08688031215611a9c575f5ffd5b8535611aa78161155c565b94506020860135611ab78161155c565b9350604086013592506060860135915060808601356001600160401b03811115611a6f575f5ffd5b803565ffffffffffff81168114611af4575f5ffd5b919050565b5f5f5f5f5f5f5f60c0888a031215611b0f575f5ffd5b8735611b1a8161155c565b9650611b2860208901611adf565b9550611b3660408901611adf565b9450611b4460608901611adf565b935060808801356001600160401b03811115611b5e575f5ffd5b611b6a8a828b01611787565b90945092505060a08801356001600160801b0381168114611b89575f5ffd5b8091505092959891949750929550565b634e487b7160e01b5f52602160045260245ffd5b634e487b7160e01b5f52603260045260245ffd5b5f8235605e19833603018112611bd5575f5ffd5b9190910192915050565b5f5f8335601e19843603018112611bf4575f5ffd5b8301803591506001600160401b03821115611c0d575f5ffd5b6020019150368190038213156116eb575f5ffd5b828152604060208201525f82518060408401528060208501606085015e5f606082850101526060601f19601f8301168401019150509392505050565b5f60208284031215611c6d575f5ffd5b5051919050565b65ffffffffffff878116825286811660208301528516604082015260a06060820181905281018390525f8460c08301825b86811015611cd5578235611cb88161155c565b6001600160a01b0316825260209283019290910190600101611ca5565b506001600160801b03851660808501529150610ec99050565b634e487b7160e01b5f52601160045260245ffd5b65ffffffffffff81811683821601908111156103fc576103fc611cee565b63ffffffff81811683821601908111156103fc576103fc611cee565b5f5f85851115611d4a575f5ffd5b83861115611d56575f5ffd5b5050820193919092039150565b80356001600160e01b03198116906004841015611d94576001600160e01b0319600485900360031b81901b82161691505b5092915050565b803560208310156103fc575f19602084900360031b1b1692915050565b5f60208284031215611dc8575f5ffd5b81356001600160401b03811115611ddd575f5ffd5b8201601f81018413611ded575f5ffd5b8035611dfb61198b8261194c565b8082825260208201915060208360051b850101925086831115611e1c575f5ffd5b602084015b83811015611eb15780356001600160401b03811115611e3e575f5ffd5b85016060818a03601f19011215611e53575f5ffd5b611e5b611584565b6020820135611e698161155c565b81526040820135602082015260608201356001600160401b03811115611e8d575f5ffd5b611e9c8b6020838601016115dc565b60408301525084525060209283019201611e21565b509695505050505050565b80356001600160601b03198116906014841015611d94576001600160601b031960149490940360031b84901b1690921692915050565b808201808211156103fc576103fc611cee565b80820281158282048414176103fc576103fc611cee565b80356001600160801b03198116906010841015611d94576001600160801b031960109490940360031b84901b169092169291505056fe791d28580172dbb773ab2f9dfcf763a16f74d518586e852428137d65eb4b7e00a164736f6c634300081c000a";
+
+export const verifyingPaymasterV8Abi = [
+  {
+    "inputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "anEntryPoint",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "anOwner",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "aVerifyingSigner",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "length",
+        "type": "uint256"
+      }
+    ],
+    "name": "InvalidPaymasterAndData",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "InvalidVerifyingSigner",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "NotEntryPoint",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnableInvalidOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "name": "OwnableUnauthorizedAccount",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "previousOwner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "OwnershipTransferred",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "previousSigner",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "newSigner",
+        "type": "address"
+      }
+    ],
+    "name": "VerifyingSignerChanged",
+    "type": "event"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "unstakeDelaySec",
+        "type": "uint32"
+      }
+    ],
+    "name": "addStake",
+    "outputs": [],
+    "stateMutability": "payable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "deposit",
+    "outputs": [],
+    "stateMutability": "payable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "entryPoint",
+    "outputs": [
+      {
+        "internalType": "contract IEntryPoint",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "getDeposit",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "address",
+            "name": "sender",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "nonce",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "initCode",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "callData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "accountGasLimits",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "uint256",
+            "name": "preVerificationGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "gasFees",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "bytes",
+            "name": "paymasterAndData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "signature",
+            "type": "bytes"
+          }
+        ],
+        "internalType": "struct PackedUserOperation",
+        "name": "userOp",
+        "type": "tuple"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      }
+    ],
+    "name": "getHash",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "owner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes",
+        "name": "paymasterAndData",
+        "type": "bytes"
+      }
+    ],
+    "name": "parsePaymasterAndData",
+    "outputs": [
+      {
+        "internalType": "uint48",
+        "name": "validUntil",
+        "type": "uint48"
+      },
+      {
+        "internalType": "uint48",
+        "name": "validAfter",
+        "type": "uint48"
+      },
+      {
+        "internalType": "bytes",
+        "name": "signature",
+        "type": "bytes"
+      }
+    ],
+    "stateMutability": "pure",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "enum IPaymaster.PostOpMode",
+        "name": "",
+        "type": "uint8"
+      },
+      {
+        "internalType": "bytes",
+        "name": "",
+        "type": "bytes"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "name": "postOp",
+    "outputs": [],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "renounceOwnership",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newSigner",
+        "type": "address"
+      }
+    ],
+    "name": "setVerifyingSigner",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "newOwner",
+        "type": "address"
+      }
+    ],
+    "name": "transferOwnership",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "unlockStake",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "address",
+            "name": "sender",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "nonce",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "initCode",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "callData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "accountGasLimits",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "uint256",
+            "name": "preVerificationGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "gasFees",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "bytes",
+            "name": "paymasterAndData",
+            "type": "bytes"
+          },
+          {
+            "internalType": "bytes",
+            "name": "signature",
+            "type": "bytes"
+          }
+        ],
+        "internalType": "struct PackedUserOperation",
+        "name": "userOp",
+        "type": "tuple"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "name": "validatePaymasterUserOp",
+    "outputs": [
+      {
+        "internalType": "bytes",
+        "name": "context",
+        "type": "bytes"
+      },
+      {
+        "internalType": "uint256",
+        "name": "validationData",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "verifyingSigner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address payable",
+        "name": "withdrawAddress",
+        "type": "address"
+      }
+    ],
+    "name": "withdrawStake",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address payable",
+        "name": "withdrawAddress",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "amount",
+        "type": "uint256"
+      }
+    ],
+    "name": "withdrawTo",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  }
+] as const;
+
+export const verifyingPaymasterV8Bytecode: `0x${string}` =
+  "0x60a060405234801561000f575f5ffd5b506040516113a33803806113a383398101604081905261002e91610149565b816001600160a01b03811661005c57604051631e4fbdf760e01b81525f600482015260240160405180910390fd5b610065816100e3565b506001600160a01b03811661008d57604051635402fe8360e01b815260040160405180910390fd5b6001600160a01b03838116608052600180546001600160a01b03191691831691821790556040515f907f37a521a2988207a9b869f3e24fa23ae892580f99064daf05fd27cf6c09fd1f29908290a3505050610193565b5f80546001600160a01b038381166001600160a01b0319831681178455604051919092169283917f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e09190a35050565b6001600160a01b0381168114610146575f5ffd5b50565b5f5f5f6060848603121561015b575f5ffd5b835161016681610132565b602085015190935061017781610132565b604085015190925061018881610132565b809150509250925092565b6080516111c06101e35f395f818161024c0152818161031d015281816103b0015281816103ff0152818161069d0152818161077d015281816108120152818161087c015261090701526111c05ff3fe6080604052600436106100ef575f3560e01c806394d4ad6011610087578063c399ec8811610057578063c399ec88146102a1578063d0e30db0146102b5578063f2fde38b146102bd578063f5cba98c146102dc575f5ffd5b806394d4ad601461020c578063b0d691fe1461023b578063bb9fe6bf1461026e578063c23a5cea14610282575f5ffd5b80635829c5f5116100c25780635829c5f514610190578063715018a6146101bd5780637c627b21146101d15780638da5cb5b146101f0575f5ffd5b80630396cb60146100f3578063205c28781461010857806323d9ac9b1461012757806352b7512c14610163575b5f5ffd5b610106610101366004610d7b565b6102fb565b005b348015610113575f5ffd5b50610106610122366004610db9565b610382565b348015610132575f5ffd5b50600154610146906001600160a01b031681565b6040516001600160a01b0390911681526020015b60405180910390f35b34801561016e575f5ffd5b5061018261017d366004610dfa565b6103f1565b60405161015a929190610e44565b34801561019b575f5ffd5b506101af6101aa366004610e9a565b610513565b60405190815260200161015a565b3480156101c8575f5ffd5b5061010661067f565b3480156101dc575f5ffd5b506101066101eb366004610f39565b610692565b3480156101fb575f5ffd5b505f546001600160a01b0316610146565b348015610217575f5ffd5b5061022b610226366004610f9e565b6106e4565b60405161015a9493929190610fdd565b348015610246575f5ffd5b506101467f000000000000000000000000000000000000000000000000000000000000000081565b348015610279575f5ffd5b50610106610773565b34801561028d575f5ffd5b5061010661029c366004611029565b6107eb565b3480156102ac575f5ffd5b506101af610865565b6101066108f2565b3480156102c8575f5ffd5b506101066102d7366004611029565b610952565b3480156102e7575f5ffd5b506101066102f6366004611029565b61098f565b610303610a19565b604051621cb65b60e51b815263ffffffff821660048201527f00000000000000000000000000000000000000000000000000000000000000006001600160a01b031690630396cb609034906024015f604051808303818588803b158015610368575f5ffd5b505af115801561037a573d5f5f3e3d5ffd5b505050505050565b61038a610a19565b60405163040b850f60e31b81526001600160a01b038381166004830152602482018390527f0000000000000000000000000000000000000000000000000000000000000000169063205c2878906044015f604051808303815f87803b158015610368575f5ffd5b60605f336001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000161461044457604051633d40d29d60e11b81523360048201526024015b60405180910390fd5b5f80368161045861022660e08b018b611044565b93509350935093505f6104a161046f8b8787610513565b7f19457468657265756d205369676e6564204d6573736167653a0a3332000000005f908152601c91909152603c902090565b90505f5f6104b0838686610a45565b5090925090505f808260038111156104ca576104ca611087565b1415806104e557506001546001600160a01b03848116911614155b90506104f2818989610a8c565b60408051602081019091525f81529e909d509b505050505050505050505050565b5f5f61051e85610abf565b90505f81900361054e576105356040860186611044565b60405161054392919061109b565b604051809103902090505b5f61055c6020870187611029565b60208701358361056f60608a018a611044565b60405161057d92919061109b565b60405190819003902060808a013561059860e08c018c611044565b6105a7916034916014916110aa565b6105b0916110d1565b604080516001600160a01b0390971660208801528601949094526060850192909252608084015260a083015260c082015260e00160408051601f1981840301815282825260a0808a0135602085015260c0808b01359385019390935246606085015230608085015265ffffffffffff808a169185019190915287169183019190915291505f9060e0016040516020818303038152906040529050818160405160200161065d929190611105565b6040516020818303038152906040528051906020012093505050509392505050565b610687610a19565b6106905f610b6a565b565b336001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016146106dd57604051633d40d29d60e11b815233600482015260240161043b565b5050505050565b5f8036816106f460346040611121565b6106ff906041611121565b85146107215760405163f5a4611960e01b81526004810186905260240161043b565b85603486610730826040611121565b9261073d939291906110aa565b81019061074a9190611140565b9094509250858561075d60346040611121565b6107689282906110aa565b949793965094505050565b61077b610a19565b7f00000000000000000000000000000000000000000000000000000000000000006001600160a01b031663bb9fe6bf6040518163ffffffff1660e01b81526004015f604051808303815f87803b1580156107d3575f5ffd5b505af11580156107e5573d5f5f3e3d5ffd5b50505050565b6107f3610a19565b60405163611d2e7560e11b81526001600160a01b0382811660048301527f0000000000000000000000000000000000000000000000000000000000000000169063c23a5cea906024015f604051808303815f87803b158015610853575f5ffd5b505af11580156106dd573d5f5f3e3d5ffd5b6040516370a0823160e01b81523060048201525f907f00000000000000000000000000000000000000000000000000000000000000006001600160a01b0316906370a0823190602401602060405180830381865afa1580156108c9573d5f5f3e3d5ffd5b505050506040513d601f19601f820116820180604052508101906108ed9190611171565b905090565b60405163b760faf960e01b81523060048201527f00000000000000000000000000000000000000000000000000000000000000006001600160a01b03169063b760faf99034906024015f604051808303818588803b158015610853575f5ffd5b61095a610a19565b6001600160a01b03811661098357604051631e4fbdf760e01b81525f600482015260240161043b565b61098c81610b6a565b50565b610997610a19565b6001600160a01b0381166109be57604051635402fe8360e01b815260040160405180910390fd5b6001546040516001600160a01b038084169216907f37a521a2988207a9b869f3e24fa23ae892580f99064daf05fd27cf6c09fd1f29905f90a3600180546001600160a01b0319166001600160a01b0392909216919091179055565b5f546001600160a01b031633146106905760405163118cdaa760e01b815233600482015260240161043b565b5f80806041849003610a79578435602086013560408701355f1a610a6b89828585610bb9565b955095509550505050610a83565b505f915060029050825b93509350939050565b5f60d08265ffffffffffff16901b60a08465ffffffffffff16901b85610ab2575f610ab5565b60015b1717949350505050565b5f3681610acf6040850185611044565b91509150610add8282610c81565b610aea57505f9392505050565b5f610b00610afb6020870187611029565b610cb2565b905060148211610b4a576040516bffffffffffffffffffffffff19606083901b1660208201526034015b604051602081830303815290604052805190602001209350505050919050565b80610b5883601481876110aa565b604051602001610b2a93929190611188565b5f80546001600160a01b038381166001600160a01b0319831681178455604051919092169283917f8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e09190a35050565b5f80807f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0841115610bf257505f91506003905082610c77565b604080515f808252602082018084528a905260ff891692820192909252606081018790526080810186905260019060a0016020604051602081039080840390855afa158015610c43573d5f5f3e3d5ffd5b5050604051601f1901519150506001600160a01b038116610c6e57505f925060019150829050610c77565b92505f91508190505b9450945094915050565b5f6002821015610c9257505f610cac565b506bffffffffffffffffffffffff19823516613b8160f11b145b92915050565b5f5f60175f5f853c505f516001600160e81b0319811661ef0160f01b14610d69575f836001600160a01b03163b11610d215760405162461bcd60e51b815260206004820152601260248201527173656e64657220686173206e6f20636f646560701b604482015260640161043b565b60405162461bcd60e51b815260206004820152601860248201527f6e6f7420616e204549502d373730322064656c65676174650000000000000000604482015260640161043b565b60481c6001600160a01b031692915050565b5f60208284031215610d8b575f5ffd5b813563ffffffff81168114610d9e575f5ffd5b9392505050565b6001600160a01b038116811461098c575f5ffd5b5f5f60408385031215610dca575f5ffd5b8235610dd581610da5565b946020939093013593505050565b5f6101208284031215610df4575f5ffd5b50919050565b5f5f5f60608486031215610e0c575f5ffd5b833567ffffffffffffffff811115610e22575f5ffd5b610e2e86828701610de3565b9660208601359650604090950135949350505050565b604081525f83518060408401528060208601606085015e5f606082850101526060601f19601f8301168401019150508260208301529392505050565b803565ffffffffffff81168114610e95575f5ffd5b919050565b5f5f5f60608486031215610eac575f5ffd5b833567ffffffffffffffff811115610ec2575f5ffd5b610ece86828701610de3565b935050610edd60208501610e80565b9150610eeb60408501610e80565b90509250925092565b5f5f83601f840112610f04575f5ffd5b50813567ffffffffffffffff811115610f1b575f5ffd5b602083019150836020828501011115610f32575f5ffd5b9250929050565b5f5f5f5f5f60808688031215610f4d575f5ffd5b853560038110610f5b575f5ffd5b9450602086013567ffffffffffffffff811115610f76575f5ffd5b610f8288828901610ef4565b9699909850959660408101359660609091013595509350505050565b5f5f60208385031215610faf575f5ffd5b823567ffffffffffffffff811115610fc5575f5ffd5b610fd185828601610ef4565b90969095509350505050565b65ffffffffffff8516815265ffffffffffff8416602082015260606040820152816060820152818360808301375f818301608090810191909152601f909201601f191601019392505050565b5f60208284031215611039575f5ffd5b8135610d9e81610da5565b5f5f8335601e19843603018112611059575f5ffd5b83018035915067ffffffffffffffff821115611073575f5ffd5b602001915036819003821315610f32575f5ffd5b634e487b7160e01b5f52602160045260245ffd5b818382375f9101908152919050565b5f5f858511156110b8575f5ffd5b838611156110c4575f5ffd5b5050820193919092039150565b80356020831015610cac575f19602084900360031b1b1692915050565b5f81518060208401855e5f93019283525090919050565b5f61111961111383866110ee565b846110ee565b949350505050565b80820180821115610cac57634e487b7160e01b5f52601160045260245ffd5b5f5f60408385031215611151575f5ffd5b61115a83610e80565b915061116860208401610e80565b90509250929050565b5f60208284031215611181575f5ffd5b5051919050565b6bffffffffffffffffffffffff198460601b168152818360148301375f91016014019081529291505056fea164736f6c634300081c000a";
+
 /** Creation code of the ERC1967 proxy (AccountProxy) the factory deploys: constructor(address implementation, bytes data). */
 export const erc1967ProxyBytecode: `0x${string}` =
   "0x60806040526040516103723803806103728339810160408190526100229161021d565b818161002e8282610037565b505050506102ec565b61004082610095565b6040516001600160a01b038316907fbc7cd75a20ee27fd9adebab32041f755214dbc6bffa90cc0225b39da2e5c2d3b905f90a2805115610089576100848282610110565b505050565b6100916101b1565b5050565b806001600160a01b03163b5f036100cf57604051634c9c8ce360e01b81526001600160a01b03821660048201526024015b60405180910390fd5b7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc80546001600160a01b0319166001600160a01b0392909216919091179055565b60605f61011d84846101d2565b905080801561013e57505f3d118061013e57505f846001600160a01b03163b115b156101535761014b6101e5565b9150506101ab565b801561017d57604051639996b31560e01b81526001600160a01b03851660048201526024016100c6565b3d156101905761018b6101fe565b6101a9565b60405163d6bda27560e01b815260040160405180910390fd5b505b92915050565b34156101d05760405163b398979f60e01b815260040160405180910390fd5b565b5f5f5f835160208501865af49392505050565b6040513d81523d5f602083013e3d602001810160405290565b6040513d5f823e3d81fd5b634e487b7160e01b5f52604160045260245ffd5b5f5f6040838503121561022e575f5ffd5b82516001600160a01b0381168114610244575f5ffd5b60208401519092506001600160401b0381111561025f575f5ffd5b8301601f8101851361026f575f5ffd5b80516001600160401b0381111561028857610288610209565b604051601f8201601f19908116603f011681016001600160401b03811182821017156102b6576102b6610209565b6040528181528282016020018710156102cd575f5ffd5b8160208401602083015e5f602083830101528093505050509250929050565b607a806102f85f395ff3fe6080604052600a600c565b005b60186014601a565b6050565b565b5f604b7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc546001600160a01b031690565b905090565b365f5f375f5f365f845af43d5f5f3e8080156069573d5ff35b3d5ffdfea164736f6c634300081c000a";

@@ -1,12 +1,16 @@
-import { concat, encodeAbiParameters, getAddress, getContractAddress, keccak256, toFunctionSelector, zeroAddress, type Hex } from "viem";
+import { concat, encodeAbiParameters, getAddress, getContractAddress, keccak256, toFunctionSelector, zeroAddress, type Abi, type Hex } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   accountFactoryAbi,
+  accountFactoryV8Abi,
+  delegatedAccountV8Abi,
   entryPointBytecode,
   erc1967ProxyBytecode,
   smartAccountAbi,
+  smartAccountV8Abi,
   verifyingPaymasterAbi,
+  verifyingPaymasterV8Abi,
 } from "@/contracts/artifacts";
 import {
   CREATE2_DEPLOYER,
@@ -43,7 +47,7 @@ describe("deployment", () => {
     for (const t of [a, b]) {
       expect(t.deployment).toEqual({
         ...expected,
-        deployed: ["entryPoint", "accountImplementation", "accountFactory", "paymaster", "managedAccountFactory", "tokenBoundRegistry", "tokenBoundAccountImplementation", "entryPointV08", "simple7702Account"],
+        deployed: ["entryPoint", "accountImplementation", "accountFactory", "paymaster", "managedAccountFactory", "tokenBoundRegistry", "tokenBoundAccountImplementation", "entryPointV08", "simple7702Account", "accountImplementationV08", "accountFactoryV08", "paymasterV08", "delegatedAccountV08"],
       });
       for (const address of Object.values(expected)) {
         expect(address).toBe(getAddress(address));
@@ -74,7 +78,11 @@ describe("deployment", () => {
     expect(other.accountFactory).toBe(mine.accountFactory);
     expect(other.tokenBoundRegistry).toBe(mine.tokenBoundRegistry);
     expect(other.tokenBoundAccountImplementation).toBe(mine.tokenBoundAccountImplementation);
+    expect(other.accountImplementationV08).toBe(mine.accountImplementationV08);
+    expect(other.accountFactoryV08).toBe(mine.accountFactoryV08);
+    expect(other.delegatedAccountV08).toBe(mine.delegatedAccountV08);
     expect(other.paymaster).not.toBe(mine.paymaster);
+    expect(other.paymasterV08).not.toBe(mine.paymasterV08);
     expect(other.managedAccountFactory).not.toBe(mine.managedAccountFactory);
   });
 
@@ -92,6 +100,21 @@ describe("deployment", () => {
       send(a, null, { address: deployment.accountImplementation, abi: smartAccountAbi, functionName: "initialize", args: [a.wallet.account.address] }),
     ).rejects.toThrow(/InvalidInitialization/);
     expect(await read(deployment.accountImplementation, smartAccountAbi, "owner")).toBe(zeroAddress);
+  });
+
+  it("wires the EntryPoint v0.8 contracts together", async () => {
+    const { deployment, publicClient } = a;
+    const read = (address: Hex, abi: Abi, functionName: string) => publicClient.readContract({ address, abi, functionName } as never) as Promise<unknown>;
+    expect(await read(deployment.accountFactoryV08, accountFactoryV8Abi, "accountImplementation")).toBe(deployment.accountImplementationV08);
+    expect(await read(deployment.accountImplementationV08, smartAccountV8Abi, "entryPoint")).toBe(ENTRY_POINT_V08);
+    expect(await read(deployment.delegatedAccountV08, delegatedAccountV8Abi, "entryPoint")).toBe(ENTRY_POINT_V08);
+    expect(await read(deployment.paymasterV08, verifyingPaymasterV8Abi, "entryPoint")).toBe(ENTRY_POINT_V08);
+    expect(await read(deployment.paymasterV08, verifyingPaymasterV8Abi, "owner")).toBe(a.paymasterOwner.address);
+    expect(await read(deployment.paymasterV08, verifyingPaymasterV8Abi, "verifyingSigner")).toBe(a.paymasterSigner.address);
+    await expect(
+      send(a, null, { address: deployment.accountImplementationV08, abi: smartAccountV8Abi, functionName: "initialize", args: [a.wallet.account.address] }),
+    ).rejects.toThrow(/InvalidInitialization/);
+    expect(await read(deployment.accountImplementationV08, smartAccountV8Abi, "owner")).toBe(zeroAddress);
   });
 });
 

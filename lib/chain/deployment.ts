@@ -16,6 +16,10 @@ import {
 import {
   accountFactoryAbi,
   accountFactoryBytecode,
+  accountFactoryV8Abi,
+  accountFactoryV8Bytecode,
+  delegatedAccountV8Abi,
+  delegatedAccountV8Bytecode,
   entryPointBytecode,
   entryPointV08Bytecode,
   simple7702AccountBytecode,
@@ -24,10 +28,14 @@ import {
   managedAccountFactoryBytecode,
   smartAccountAbi,
   smartAccountBytecode,
+  smartAccountV8Abi,
+  smartAccountV8Bytecode,
   tokenBoundAccountAbi,
   tokenBoundAccountBytecode,
   verifyingPaymasterAbi,
   verifyingPaymasterBytecode,
+  verifyingPaymasterV8Abi,
+  verifyingPaymasterV8Bytecode,
 } from "@/contracts/artifacts";
 
 /** Arachnid's deterministic deployment proxy: calldata = salt (32 bytes) ++ init code; present on most chains and on anvil. */
@@ -66,6 +74,14 @@ export interface Deployment {
   tokenBoundRegistry: Address;
   /** TokenBoundAccount implementation of ERC6551V1 accounts; its address depends only on the EntryPoint. */
   tokenBoundAccountImplementation: Address;
+  /** SmartAccountV8 implementation behind every Upgradeable_v08 account proxy (EntryPoint v0.8); depends only on that EntryPoint. */
+  accountImplementationV08: Address;
+  /** AccountFactoryV8 (Upgradeable_v08 accounts); depends only on its implementation, so the same for every installation. */
+  accountFactoryV08: Address;
+  /** VerifyingPaymasterV8 (EntryPoint v0.8); like `paymaster`, its address depends on this installation's paymaster owner and signer. */
+  paymasterV08: Address;
+  /** DelegatedAccountV8, the EIP-7702 delegation target of Delegated_v08 accounts; depends only on the EntryPoint v0.8. */
+  delegatedAccountV08: Address;
 }
 
 export interface PaymasterKeys {
@@ -163,7 +179,51 @@ function plan({ paymasterOwner, paymasterSigner, beaconAdmin }: InstallationKeys
       args: [implementation.address, beaconAdmin],
     }),
   );
-  return [entryPoint, implementation, factory, paymaster, managedFactory, ...tokenBoundPieces(entryPoint.address), ...v08Pieces()];
+  return [
+    entryPoint,
+    implementation,
+    factory,
+    paymaster,
+    managedFactory,
+    ...tokenBoundPieces(entryPoint.address),
+    ...v08Pieces(),
+    ...ourV08Pieces({ paymasterOwner, paymasterSigner }),
+  ];
+}
+
+let sharedV08: { implementation: Piece; factory: Piece; delegated: Piece } | undefined;
+
+/** Our EntryPoint v0.8 contracts: account implementation and factory, paymaster, 7702 delegation target. */
+function ourV08Pieces({ paymasterOwner, paymasterSigner }: PaymasterKeys): Piece[] {
+  if (!sharedV08) {
+    // Installation-independent, so hashed once.
+    const implementation = piece(
+      "accountImplementationV08",
+      DEPLOY_SALT,
+      encodeDeployData({ abi: smartAccountV8Abi, bytecode: smartAccountV8Bytecode, args: [ENTRY_POINT_V08] }),
+    );
+    const factory = piece(
+      "accountFactoryV08",
+      DEPLOY_SALT,
+      encodeDeployData({ abi: accountFactoryV8Abi, bytecode: accountFactoryV8Bytecode, args: [implementation.address] }),
+    );
+    const delegated = piece(
+      "delegatedAccountV08",
+      DEPLOY_SALT,
+      encodeDeployData({ abi: delegatedAccountV8Abi, bytecode: delegatedAccountV8Bytecode, args: [ENTRY_POINT_V08] }),
+    );
+    sharedV08 = { implementation, factory, delegated };
+  }
+  const paymaster = piece(
+    "paymasterV08",
+    DEPLOY_SALT,
+    encodeDeployData({
+      abi: verifyingPaymasterV8Abi,
+      bytecode: verifyingPaymasterV8Bytecode,
+      args: [ENTRY_POINT_V08, paymasterOwner, paymasterSigner],
+    }),
+  );
+  return [sharedV08.implementation, sharedV08.factory, paymaster, sharedV08.delegated];
 }
 
 /** The ERC-6551 registry and our token-bound account implementation (ERC6551V1 accounts). */
@@ -189,7 +249,7 @@ async function hasCode(client: PublicClient, address: Address) {
 }
 
 /**
- * Deploys whatever is missing (EntryPoints v0.6 and v0.8, account implementation, factories, paymaster) through the CREATE2
+ * Deploys whatever is missing (EntryPoints v0.6 and v0.8, account implementations, factories, paymasters, 7702 target) through the CREATE2
  * deployer, one transaction at a time, each awaited. Idempotent: a second call deploys nothing, and a piece someone
  * else deployed meanwhile counts as present. `deployed` names what this call deployed.
  */
