@@ -23,6 +23,8 @@ import { deserializeUserOp, serializeUserOp } from "./userop-json";
  * the account is gone.
  */
 export async function signingSender(db: Db, intent: IntentRow): Promise<IntentSender | null> {
+  // A client built and signed it (the bundler RPC): its calls, gas and paymaster data are the client's, never rebuilt here.
+  if (intent.source === "rpc") return null;
   const ctx = { projectId: intent.projectId, livemode: intent.livemode };
   try {
     const sender = intent.accountId.startsWith("dac_")

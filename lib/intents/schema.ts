@@ -86,6 +86,8 @@ export const intentResponse = z.object({
   userOperation: hexRecord,
   details: z.object({ userOperationHash: z.string(), userOperation: hexRecord }),
   interactions: z.array(z.record(z.string(), z.unknown())),
+  /** Only for an operation a client built and signed itself and sent to the bundler RPC (POST /rpc/{chainId}). */
+  source: z.literal("rpc").describe("rpc: a client's own signed operation sent to the bundler RPC (POST /rpc/{chainId}); absent for intents the API built.").optional(),
   player: idRef.loose().optional(),
   account: idRef.loose(),
   policy: idRef.loose().optional(),

@@ -18,6 +18,7 @@ export function serializeIntent(row: IntentRow, refs: Refs = {}): IntentResponse
     userOperation: op,
     details: { userOperationHash: row.userOperationHash, userOperation: op },
     interactions: row.interactions,
+    ...(row.source === "rpc" ? { source: "rpc" as const } : {}),
     // A developer account's intent has no player.
     ...(row.playerId ? { player: refs.player ?? { id: row.playerId } } : {}),
     account: refs.account ?? { id: row.accountId },
