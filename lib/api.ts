@@ -1,4 +1,5 @@
 import { accountOperations } from "@/lib/accounts/operations";
+import { bundlerOperations } from "@/lib/bundler/operation";
 import { contractOperations } from "@/lib/contracts/operations";
 import { developerAccountOperations } from "@/lib/developer-accounts/operations";
 import { eventOperations } from "@/lib/events/operations";
@@ -57,6 +58,8 @@ export const operations: Operation[] = [
   ...inventoryOperations,
   ...forwarderContractOperations,
   ...paymasterOperations,
+  // the bundler RPC (issue 31)
+  ...bundlerOperations,
   // sponsorship ledger (issue 30)
   ...sponsorshipOperations,
 ];

@@ -1,0 +1,160 @@
+// eth_sendUserOperation: a client's signed op checked (shape, entry point, sender, gas, sponsorship on record, the
+// EntryPoint's own validation), then recorded as an intent of its account and relayed as owner-signed intents are.
+import { and, eq } from "drizzle-orm";
+import { decodeErrorResult, decodeFunctionData, encodeFunctionData, getAddress, isAddressEqual, slice, type Address, type Hex } from "viem";
+import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
+import { onChain, publicClient } from "@/lib/chain/clients";
+import { latestBlock } from "@/lib/chain/coalesce";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import type { ChainConfig } from "@/lib/chain/registry";
+import { describeRevert, paymasterPays, preVerificationGas, revertDataOf, toEntryPointOp, userOperationHash, UserOperationRejectedError, type UserOp } from "@/lib/chain/userop";
+import type { Db } from "@/lib/db/client";
+import { sponsoredOperations } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
+import { relayIntent } from "@/lib/intents/dispatch";
+import { intentOfOperation, recordClientOperation } from "@/lib/intents/external";
+import { submitSignature } from "@/lib/intents/signature";
+import { metrics } from "@/lib/metrics";
+import type { ProjectContext } from "@/lib/projects/service";
+import { BundlerCode, invalidParams, RpcError } from "./errors";
+import { entryPointOf, positional, sendableOperation } from "./params";
+import { projectSender } from "./sender";
+
+/** Any address with no code takes the EntryPoint's compensation in a validation call (the zero address is refused, AA90). */
+const PROBE_BENEFICIARY: Address = "0x000000000000000000000000000000000000dEaD";
+
+/** How far under the calldata formula a client's preVerificationGas may be: a stub's byte mix differs a little from the final data's. */
+const PRE_VERIFICATION_TOLERANCE_PERCENT = 10n;
+
+export async function sendUserOperation(db: Db, ctx: ProjectContext, chain: ChainConfig, params: unknown): Promise<Hex> {
+  const [rawOp, rawEntryPoint] = positional(params, 2, "userOperation, entryPoint");
+  entryPointOf(rawEntryPoint);
+  const op = sendableOperation(rawOp);
+  const hash = userOperationHash(chain, op);
+
+  const known = await intentOfOperation(db, ctx, chain.chainId, hash);
+  if (known) return resent(db, ctx, known, op);
+
+  const sender = await projectSender(db, ctx, chain.chainId, op.sender);
+  await checkGas(chain, op);
+  const policyId = await sponsorshipOf(db, ctx, chain, op, hash);
+  await validate(chain, op);
+  const { intent, created } = await recordClientOperation(db, ctx, chain, { ...sender, op, hash, policyId, interactions: interactionsOf(op) });
+  if (created) {
+    metrics.intents.inc({ outcome: "created" });
+    await relayIntent(db, intent, false);
+  }
+  return hash;
+}
+
+/**
+ * The same op sent again: the same hash, never a second intent. An intent of the API awaiting its owner's signature
+ * (its userOperation handed to a wallet) takes the signature this way as through POST …/signature.
+ */
+async function resent(db: Db, ctx: ProjectContext, intent: Awaited<ReturnType<typeof intentOfOperation>> & object, op: UserOp): Promise<Hex> {
+  const hash = intent.userOperationHash as Hex;
+  if (intent.status === "awaiting_signature") {
+    const signed = await submitSignature(db, ctx, intent.id, op.signature);
+    await relayIntent(db, signed, false);
+    return hash;
+  }
+  // Refused by the relay or cancelled without landing: say so rather than answer a hash that will never land.
+  if ((intent.status === "failed" && !intent.response) || intent.status === "cancelled") {
+    throw new RpcError(BundlerCode.rejected, `Operation ${hash} was ${intent.status === "cancelled" ? "cancelled" : "rejected"}: ${intent.error ?? "no reason recorded"}.`, {
+      transactionIntent: intent.id,
+    });
+  }
+  return hash;
+}
+
+/** Gas fields a bundle can carry and that pay for it: fees includable now, preVerificationGas covering the calldata, a total within a block. */
+async function checkGas(chain: ChainConfig, op: UserOp): Promise<void> {
+  if (op.maxPriorityFeePerGas > op.maxFeePerGas) {
+    throw invalidParams(`userOperation.maxPriorityFeePerGas ${op.maxPriorityFeePerGas} is over maxFeePerGas ${op.maxFeePerGas}.`, "userOperation.maxPriorityFeePerGas");
+  }
+  const block = await onChain(chain, () => latestBlock(chain));
+  if (block.baseFeePerGas != null && op.maxFeePerGas < block.baseFeePerGas) {
+    throw invalidParams(
+      `userOperation.maxFeePerGas ${op.maxFeePerGas} is under the chain's base fee ${block.baseFeePerGas}: it could not be included. Ask pimlico_getUserOperationGasPrice for fees.`,
+      "userOperation.maxFeePerGas",
+    );
+  }
+  const required = (preVerificationGas(op) * (100n - PRE_VERIFICATION_TOLERANCE_PERCENT)) / 100n;
+  if (op.preVerificationGas < required) {
+    throw invalidParams(
+      `userOperation.preVerificationGas ${op.preVerificationGas} does not cover the operation's calldata (at least ${required}). Estimate it with eth_estimateUserOperationGas.`,
+      "userOperation.preVerificationGas",
+    );
+  }
+  const total = op.callGasLimit + op.verificationGasLimit * (paymasterPays(op.paymasterAndData) ? 3n : 1n) + op.preVerificationGas;
+  if (total > block.gasLimit) {
+    throw invalidParams(`The operation's gas limits total ${total}, over the chain's block gas limit ${block.gasLimit}.`, "userOperation.callGasLimit");
+  }
+}
+
+/**
+ * The policy whose ERC-7677 sponsorship this op carries, or null when the account pays. Only this service's paymaster
+ * is relayed (another paymaster's validation could pass here and fail in the bundle at our executors' cost), and only
+ * for the exact op it signed in this project: that record's hold is what the landing settles.
+ */
+async function sponsorshipOf(db: Db, ctx: ProjectContext, chain: ChainConfig, op: UserOp, hash: Hex): Promise<string | null> {
+  if (!paymasterPays(op.paymasterAndData)) return null;
+  const { paymaster } = serviceDeployment();
+  const named = getAddress(slice(op.paymasterAndData!, 0, 20));
+  if (!isAddressEqual(named, paymaster)) {
+    throw invalidParams(
+      `userOperation.paymasterAndData names paymaster ${named}: this bundler relays operations paid by their account or sponsored by this service's paymaster ${paymaster} (pm_getPaymasterData at this URL).`,
+      "userOperation.paymasterAndData",
+    );
+  }
+  const [record] = await db
+    .select({ policyId: sponsoredOperations.policyId })
+    .from(sponsoredOperations)
+    .where(inScope(sponsoredOperations, ctx, and(eq(sponsoredOperations.chainId, chain.chainId), eq(sponsoredOperations.userOperationHash, hash))))
+    .limit(1);
+  if (!record) {
+    throw new RpcError(
+      BundlerCode.paymaster,
+      `This service's paymaster has no sponsorship on record in this project for operation ${hash}: ask pm_getPaymasterData for the operation exactly as it is sent (a later sponsorship for the same sender and nonce replaces an earlier one).`,
+      { field: "userOperation.paymasterAndData" },
+    );
+  }
+  return record.policyId;
+}
+
+/**
+ * The EntryPoint's own validation of the op as a bundle would run it (handleOps, called, not sent): account
+ * deployment, nonce, signature (AA24), prefund, the paymaster's signature and window (AA3x). Its FailedOp is thrown
+ * as UserOperationRejectedError; a call that reverts inside the op is not a refusal (it lands, as failed).
+ */
+async function validate(chain: ChainConfig, op: UserOp): Promise<void> {
+  const data = encodeFunctionData({ abi: entryPointAbi, functionName: "handleOps", args: [[toEntryPointOp(op)], PROBE_BENEFICIARY] });
+  let revert: Hex | undefined;
+  try {
+    await onChain(chain, () => publicClient(chain).call({ to: serviceDeployment().entryPoint, data }));
+    return;
+  } catch (err) {
+    revert = revertDataOf(err);
+    if (revert === undefined) throw err;
+  }
+  let decoded;
+  try {
+    decoded = decodeErrorResult({ abi: entryPointAbi, data: revert });
+  } catch {
+    throw new UserOperationRejectedError(`validation reverted: ${describeRevert(revert)}`);
+  }
+  if (decoded.errorName === "FailedOp") throw new UserOperationRejectedError(decoded.args[1], Number(decoded.args[0]));
+  throw new RpcError(BundlerCode.rejected, `The EntryPoint refused the operation: ${decoded.errorName}.`);
+}
+
+/** The op's calls as interactions ({to, value, data}) when it calls our account's execute/executeBatch; none otherwise. */
+function interactionsOf(op: UserOp): Record<string, unknown>[] {
+  try {
+    const call = decodeFunctionData({ abi: smartAccountAbi, data: op.callData });
+    if (call.functionName === "execute") return [{ to: call.args[0], value: call.args[1].toString(), data: call.args[2] }];
+    if (call.functionName === "executeBatch") return call.args[0].map((to, i) => ({ to, value: (call.args[1][i] ?? 0n).toString(), data: call.args[2][i] }));
+  } catch {
+    // another function of the account, or a bare deployment
+  }
+  return [];
+}
