@@ -1,17 +1,15 @@
-import { createPublicClient, getAddress, http, type Address, type Hex } from "viem";
+import { http, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createBundlerClient, createPaymasterClient, entryPoint06Abi, getUserOperationHash, toSmartAccount } from "viem/account-abstraction";
-import { foundry } from "viem/chains";
+import { createBundlerClient, createPaymasterClient } from "viem/account-abstraction";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { accountFactoryCall, accountSalt } from "@/lib/chain/accounts";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { DUMMY_SIGNATURE, encodeAccountCalls } from "@/lib/chain/userop";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { startAlto, type AltoBundler } from "./alto";
 import { call } from "./api";
 import { chainOf } from "./chain";
 import { newProject } from "./api";
 import { routeServer } from "./sdk-server";
+import { viemSmartAccount } from "./viem-account";
 
 /**
  * viem's own clients against our ERC-7677 service: a bundler client (a real bundler, alto) with our paymaster client
@@ -36,37 +34,11 @@ beforeEach(({ onTestFailed }) => {
   onTestFailed(() => console.log(`alto's output:\n${alto.output().slice(-6_000)}`));
 });
 
-/** Our SmartAccount as a viem SmartAccount (execute/executeBatch, our factory, personal_sign of the v0.6 hash). */
-async function ourAccount(owner = privateKeyToAccount(generatePrivateKey())) {
-  const created = await call("POST", "/v1/accounts", { key: project.keys.test.secret, json: { chainId: 31337, externalOwnerAddress: owner.address } });
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const { factory, data } = accountFactoryCall(owner.address, accountSalt(created.body.player.id));
-  const client = createPublicClient({ chain: { ...foundry, id: 31337 }, transport: http(chain().rpcUrl) });
-  const entryPoint = { address: serviceDeployment().entryPoint, abi: entryPoint06Abi, version: "0.6" as const };
-  return toSmartAccount({
-    client,
-    entryPoint,
-    getAddress: async () => getAddress(created.body.address as Address),
-    getFactoryArgs: async () => ({ factory, factoryData: data }),
-    encodeCalls: async (calls) => encodeAccountCalls(calls.map((c) => ({ to: c.to, value: c.value ?? 0n, data: c.data ?? "0x" }))),
-    decodeCalls: undefined,
-    getStubSignature: async () => DUMMY_SIGNATURE,
-    signMessage: async ({ message }) => owner.signMessage({ message }),
-    signTypedData: async () => {
-      throw new Error("not used");
-    },
-    async signUserOperation(op) {
-      const hash = getUserOperationHash({ userOperation: { ...op, sender: created.body.address } as never, entryPointAddress: entryPoint.address, entryPointVersion: "0.6", chainId: 31337 });
-      return owner.signMessage({ message: { raw: hash } });
-    },
-  });
-}
-
 describe("viem's bundler and paymaster clients with our ERC-7677 service", () => {
   it("sponsor and land an operation of the project's account, within the service's bounds", async () => {
     const policy = await call("POST", "/v1/policies", { key: project.keys.test.secret, json: { name: "viem", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } });
     await call("POST", "/v1/policy_rules", { key: project.keys.test.secret, json: { policy: policy.body.id, type: "contract_functions", wildcard: true, functionName: "All functions" } });
-    const account = await ourAccount();
+    const account = await viemSmartAccount(project.keys.test.secret);
     const bundler = createBundlerClient({
       account,
       client: account.client,

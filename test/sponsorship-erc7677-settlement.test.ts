@@ -1,13 +1,12 @@
 import { eq } from "drizzle-orm";
-import { createPublicClient, decodeAbiParameters, encodeFunctionData, getAddress, http, parseEther, slice, toHex, type Address, type Hex } from "viem";
+import { decodeAbiParameters, encodeFunctionData, http, parseEther, slice, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createBundlerClient, createPaymasterClient, entryPoint06Abi, getUserOperationHash, toSmartAccount } from "viem/account-abstraction";
-import { foundry } from "viem/chains";
+import { createBundlerClient, createPaymasterClient } from "viem/account-abstraction";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
 import { accountFactoryCall, accountSalt } from "@/lib/chain/accounts";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { DUMMY_SIGNATURE, encodeAccountCalls, estimateUserOperation, signUserOperation, toEntryPointOp, userOperationHash } from "@/lib/chain/userop";
+import { estimateUserOperation, signUserOperation, toEntryPointOp, userOperationHash } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
 import { chainCursors, sponsoredOperations, sponsorshipEntries, sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
@@ -21,6 +20,7 @@ import { startAlto, type AltoBundler } from "./alto";
 import { call, newProject } from "./api";
 import { chainOf, clientOf, fundedWallet } from "./chain";
 import { routeServer } from "./sdk-server";
+import { viemSmartAccount } from "./viem-account";
 
 process.env.TRANSACTION_GUARD = "1"; // read when this process opens its database: remote calls inside transactions are recorded
 
@@ -86,39 +86,13 @@ const operationOf = async (hash: Hex) => {
   return row!;
 };
 
-/** Our SmartAccount as a viem SmartAccount (as test/paymaster-viem.test.ts builds it). */
-async function viemAccount(key: string, owner = privateKeyToAccount(generatePrivateKey())) {
-  const created = await json(key, "/v1/accounts", { chainId: 31337, externalOwnerAddress: owner.address });
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const { factory, data } = accountFactoryCall(owner.address, accountSalt(created.body.player.id));
-  const client = createPublicClient({ chain: { ...foundry, id: 31337 }, transport: http(chainOf(31337).rpcUrl) });
-  const entryPoint = { address: d().entryPoint, abi: entryPoint06Abi, version: "0.6" as const };
-  return toSmartAccount({
-    client,
-    entryPoint,
-    getAddress: async () => getAddress(created.body.address as Address),
-    getFactoryArgs: async () => ({ factory, factoryData: data }),
-    encodeCalls: async (calls) => encodeAccountCalls(calls.map((c) => ({ to: c.to, value: c.value ?? 0n, data: c.data ?? "0x" }))),
-    decodeCalls: undefined,
-    getStubSignature: async () => DUMMY_SIGNATURE,
-    signMessage: async ({ message }) => owner.signMessage({ message }),
-    signTypedData: async () => {
-      throw new Error("not used");
-    },
-    async signUserOperation(op) {
-      const hash = getUserOperationHash({ userOperation: { ...op, sender: created.body.address } as never, entryPointAddress: entryPoint.address, entryPointVersion: "0.6", chainId: 31337 });
-      return owner.signMessage({ message: { raw: hash } });
-    },
-  });
-}
-
 describe("ERC-7677 operations on the ledger", () => {
   it("settles the hold of an operation our pm_getPaymasterData signed, landed by an outside bundler, at its actualGasCost, once", async () => {
     const key = project.keys.test.secret;
     const ctx = { projectId: project.id, livemode: false };
     const db = await getDb();
     const policy = await openPolicy(key, 31337);
-    const account = await viemAccount(key);
+    const account = await viemSmartAccount(key);
     const before = await balanceOf(db, ctx, 31337);
     const bundler = createBundlerClient({
       account,
