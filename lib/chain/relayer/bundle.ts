@@ -1,19 +1,33 @@
-// Bundles: ops ordered and screened by simulating handleOps, then sent as one handleOps transaction and awaited
-// (split when too large, screened and resent when they cannot land); or each op sent through the chain's bundler.
-import { BaseError, decodeErrorResult, encodeFunctionData, RpcRequestError, type Address, type Hex } from "viem";
+// Bundles: ops ordered and screened by simulating handleOps, then sent as one handleOps transaction per EntryPoint
+// and awaited (split when too large, screened and resent when they cannot land); or each op sent through the chain's
+// bundler. A v0.8 bundle whose ops carry EIP-7702 authorizations goes as a type-4 transaction with them.
+import {
+  BaseError,
+  decodeErrorResult,
+  encodeFunctionData,
+  isAddressEqual,
+  RpcRequestError,
+  type Address,
+  type Hex,
+  type SignedAuthorization,
+} from "viem";
 import { formatUserOperationRequest } from "viem/account-abstraction";
-import { entryPointAbi } from "@/contracts/artifacts";
+import { entryPointAbi, entryPointV08Abi } from "@/contracts/artifacts";
 import { redactUrl } from "@/lib/redact";
 import { publicClient } from "@/lib/chain/clients";
-import { serviceDeployment } from "@/lib/chain/contracts";
-import type { ChainConfig } from "@/lib/chain/registry";
+import { entryPointOf } from "@/lib/chain/contracts";
+import { authorizationProblem, delegateOfCode } from "@/lib/chain/eip7702";
+import type { ChainConfig, EntryPointVersion } from "@/lib/chain/registry";
 import {
   chainFees,
   describeRevert,
+  failedOpV08,
   revertDataOf,
   toEntryPointOp,
+  toPackedOp,
   UserOperationRejectedError,
   type UserOp,
+  type UserOpV08,
 } from "@/lib/chain/userop";
 import { bundlerFor, relayerEvents, relayFor, state } from "./config";
 import { pickExecutor } from "./executors";
@@ -22,12 +36,10 @@ import { NonceTakenError, sendBundle, waitMined } from "./send";
 import type { BundleResult, RelayedUserOperationReceipt, RelayResult } from "./types";
 import { metrics } from "@/lib/metrics";
 
-export interface Entry {
-  op: UserOp;
-  hash: Hex;
-}
+/** An op in the relay: its EntryPoint version, the op and its userOp hash. */
+export type Entry = { version: "0.6"; op: UserOp; hash: Hex } | { version: "0.8"; op: UserOpV08; hash: Hex };
 
-const deploys = (entry: Entry) => (entry.op.initCode ?? "0x") !== "0x";
+const deploys = (entry: Entry) => (entry.version === "0.8" ? !!entry.op.factory : (entry.op.initCode ?? "0x") !== "0x");
 
 /**
  * Each sender's ops, in the places its ops had, reordered: the deploying one (initCode) first, as the others only
@@ -54,17 +66,62 @@ export function orderForBundle(entries: Entry[]): Entry[] {
   });
 }
 
-const handleOpsData = (entries: Entry[], beneficiary: Address) =>
-  encodeFunctionData({
-    abi: entryPointAbi,
-    functionName: "handleOps",
-    args: [entries.map((e) => toEntryPointOp(e.op)), beneficiary],
-  });
+/** handleOps of the entries' EntryPoint (all of one version): v0.6's UserOperation[] or v0.8's PackedUserOperation[]. */
+function handleOpsData(entries: Entry[], beneficiary: Address): Hex {
+  if (versionOf(entries) === "0.8") {
+    const ops = entries.map((e) => toPackedOp(e.op as UserOpV08));
+    return encodeFunctionData({ abi: entryPointV08Abi, functionName: "handleOps", args: [ops, beneficiary] });
+  }
+  return encodeFunctionData({ abi: entryPointAbi, functionName: "handleOps", args: [entries.map((e) => toEntryPointOp(e.op as UserOp)), beneficiary] });
+}
 
-/** The EntryPoint's FailedOp(index, reason) in a reverted call's error, if that is what it is. */
-function failedOpOf(err: unknown): { index: number; reason: string } | null {
+const versionOf = (entries: Entry[]): EntryPointVersion => entries[0]?.version ?? "0.6";
+
+/** The EIP-7702 authorizations the bundle transaction must carry: one per sender, of ops whose delegation is not in place. */
+async function authorizationsOf(chain: ChainConfig, entries: Entry[]): Promise<SignedAuthorization[]> {
+  const bySender = new Map<string, SignedAuthorization>();
+  for (const entry of entries) {
+    if (entry.version !== "0.8" || !entry.op.authorization) continue;
+    if (!bySender.has(entry.op.sender.toLowerCase())) bySender.set(entry.op.sender.toLowerCase(), entry.op.authorization);
+  }
+  const needed = await Promise.all(
+    [...bySender.entries()].map(async ([sender, authorization]) => {
+      const delegate = delegateOfCode(await publicClient(chain).getCode({ address: sender as Address }));
+      return delegate && isAddressEqual(delegate, authorization.address) ? null : authorization;
+    }),
+  );
+  return needed.filter((a): a is SignedAuthorization => a !== null);
+}
+
+/**
+ * Ops whose authorization would not take effect (a node skips it silently, and the EntryPoint then reverts the whole
+ * bundle on an EOA without code): dropped before simulation, with why.
+ */
+async function screenAuthorizations(chain: ChainConfig, entries: Entry[]) {
+  const needed = await authorizationsOf(chain, entries);
+  const problems = new Map<string, string>();
+  await Promise.all(
+    needed.map(async (authorization) => {
+      const sender = entries.find((e) => e.op.authorization === authorization)!.op.sender;
+      const problem = await authorizationProblem(chain, sender, authorization);
+      if (problem) problems.set(sender.toLowerCase(), problem);
+    }),
+  );
+  const dropped: { userOpHash: Hex; error: Error }[] = [];
+  const kept = entries.filter((entry) => {
+    const problem = entry.op.authorization ? problems.get(entry.op.sender.toLowerCase()) : undefined;
+    if (problem) dropped.push({ userOpHash: entry.hash, error: new UserOperationRejectedError(problem) });
+    return !problem;
+  });
+  const authorizationList = needed.filter((a) => kept.some((e) => e.op.authorization === a));
+  return { kept, dropped, authorizationList };
+}
+
+/** The EntryPoint's FailedOp(index, reason) in a reverted call's error (v0.8: FailedOpWithRevert too), if that is what it is. */
+function failedOpOf(err: unknown, version: EntryPointVersion = "0.6"): { index: number; reason: string } | null {
   const data = revertDataOf(err);
   if (!data) return null;
+  if (version === "0.8") return failedOpV08(data);
   try {
     const decoded = decodeErrorResult({ abi: entryPointAbi, data });
     if (decoded.errorName === "FailedOp") return { index: Number(decoded.args[0]), reason: decoded.args[1] };
@@ -80,21 +137,29 @@ function failedOpOf(err: unknown): { index: number; reason: string } | null {
  * An op already on chain is reported with its receipt instead.
  */
 async function screen(chain: ChainConfig, entries: Entry[], beneficiary: Address) {
-  const kept = [...entries];
-  const dropped: { userOpHash: Hex; error: Error }[] = [];
+  const version = versionOf(entries);
+  const entryPoint = entryPointOf(version);
+  const authorizations = version === "0.8" ? await screenAuthorizations(chain, entries) : { kept: entries, dropped: [], authorizationList: [] };
+  const kept = [...authorizations.kept];
+  const dropped: { userOpHash: Hex; error: Error }[] = [...authorizations.dropped];
+  for (const { userOpHash, error } of authorizations.dropped) relayerEvents().emit("op:dropped", { chainId: chain.chainId, userOpHash, error });
   const landed: { entry: Entry; receipt: RelayedUserOperationReceipt }[] = [];
-  const { entryPoint } = serviceDeployment();
+  // The authorizations of the ops still in (a dropped op's goes with it).
+  const authorizationListOf = (ops: Entry[]) =>
+    authorizations.authorizationList.filter((a) => ops.some((e) => e.version === "0.8" && e.op.authorization === a));
   while (kept.length > 0) {
+    const authorizationList = authorizationListOf(kept);
     try {
       const estimate = await publicClient(chain).estimateGas({
         account: beneficiary,
         to: entryPoint,
         data: handleOpsData(kept, beneficiary),
+        ...(authorizationList.length > 0 && { authorizationList }),
       });
-      return { kept, dropped, landed, gas: (estimate * 12n) / 10n + 20_000n };
+      return { kept, dropped, landed, gas: (estimate * 12n) / 10n + 20_000n, authorizationList };
     } catch (err) {
       const data = revertDataOf(err);
-      const failed = failedOpOf(err);
+      const failed = failedOpOf(err, version);
       if (!failed || failed.index >= kept.length) {
         if (data !== undefined && kept.length === 1) {
           dropped.push({ userOpHash: kept[0]!.hash, error: new UserOperationRejectedError(`handleOps reverted: ${describeRevert(data)}`) });
@@ -117,7 +182,7 @@ async function screen(chain: ChainConfig, entries: Entry[], beneficiary: Address
       relayerEvents().emit("op:dropped", { chainId: chain.chainId, userOpHash: entry.hash, error });
     }
   }
-  return { kept, dropped, landed, gas: 0n };
+  return { kept, dropped, landed, gas: 0n, authorizationList: [] as SignedAuthorization[] };
 }
 
 type Dropped = { userOpHash: Hex; error: Error }[];
@@ -164,7 +229,12 @@ export async function relayBundle(chain: ChainConfig, entries: Entry[], attempt:
   const executor = await pickExecutor(chain, screened.gas * fees.maxFeePerGas);
   const events = relayerEvents();
   try {
-    const call = { data: handleOpsData(screened.kept, executor.account.address), gas: screened.gas };
+    const call = {
+      to: entryPointOf(versionOf(screened.kept)),
+      data: handleOpsData(screened.kept, executor.account.address),
+      gas: screened.gas,
+      authorizationList: screened.authorizationList,
+    };
     const started = Date.now();
     const first = await sendBundle(chain, executor, call, fees);
     metrics.bundleOps.observe({ chain: String(chain.chainId) }, screened.kept.length);
@@ -238,11 +308,17 @@ const refusalCode = (code: number) => code === -32602 || code === -32521 || (cod
 /** Why handleOps would refuse the op: the EntryPoint's "AAxx …" reason, or null if it would take it (or the node did not say). */
 async function handleOpsRefusal(chain: ChainConfig, entry: Entry): Promise<string | null> {
   const probe = relayFor(chain).executors[0]!.account.address;
+  const authorizationList = entry.version === "0.8" ? await authorizationsOf(chain, [entry]) : [];
   try {
-    await publicClient(chain).estimateGas({ account: probe, to: serviceDeployment().entryPoint, data: handleOpsData([entry], probe) });
+    await publicClient(chain).estimateGas({
+      account: probe,
+      to: entryPointOf(entry.version),
+      data: handleOpsData([entry], probe),
+      ...(authorizationList.length > 0 && { authorizationList }),
+    });
     return null;
   } catch (err) {
-    return failedOpOf(err)?.reason ?? null;
+    return failedOpOf(err, entry.version)?.reason ?? null;
   }
 }
 
@@ -273,9 +349,11 @@ async function bundlerAnswer(chain: ChainConfig, entry: Entry, err: unknown): Pr
 }
 
 export async function relayThroughBundler(chain: ChainConfig, entry: Entry): Promise<RelayResult> {
-  const { entryPoint } = serviceDeployment();
+  const entryPoint = entryPointOf(entry.version);
+  // The RPC shape of the op's version: v0.8 unpacked (factory, paymaster fields, eip7702Auth).
+  const request = formatUserOperationRequest(entry.version === "0.8" ? entry.op : toEntryPointOp(entry.op));
   const answer = await bundlerFor(chain)
-    .request({ method: "eth_sendUserOperation", params: [formatUserOperationRequest(toEntryPointOp(entry.op)), entryPoint] })
+    .request({ method: "eth_sendUserOperation", params: [request, entryPoint] })
     .then(
       (hash): BundlerAnswer => {
         // A bundler hashing for another chain or EntryPoint would have us wait for a receipt that never comes.

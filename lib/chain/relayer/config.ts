@@ -6,7 +6,7 @@ import { createBundlerClient } from "viem/account-abstraction";
 import { envNumber, type EnvNumberRule } from "@/lib/config";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { viemChain, type ChainConfig } from "@/lib/chain/registry";
-import type { UserOp } from "@/lib/chain/userop";
+import type { Entry } from "./bundle";
 import type { RelayResult } from "./types";
 
 export interface RelayerConfig {
@@ -57,12 +57,10 @@ export interface Executor {
   inflight: number;
 }
 
-export interface QueuedOp {
-  op: UserOp;
-  hash: Hex;
+export type QueuedOp = Entry & {
   resolve: (result: RelayResult) => void;
   reject: (err: unknown) => void;
-}
+};
 
 export interface ChainRelay {
   executors: Executor[];

@@ -1,5 +1,6 @@
-// UserOperationEvent receipts: read from a transaction's logs, looked up on chain (or at the bundler), waited for.
-import { BaseError, getAbiItem, parseEventLogs, type Hex, type Log } from "viem";
+// UserOperationEvent receipts of EntryPoint v0.6 or v0.8: read from a transaction's logs, looked up on chain (or at
+// the bundler), waited for.
+import { BaseError, getAbiItem, parseEventLogs, type Address, type Hex, type Log } from "viem";
 import { UserOperationReceiptNotFoundError } from "viem/account-abstraction";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { ApiError } from "@/lib/http/errors";
@@ -21,12 +22,18 @@ export class UserOperationReceiptTimeoutError extends ApiError {
 
 const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });
 
-/** The UserOperationEvent receipts (with revert reasons) in a transaction's logs, by userOp hash. */
+/** Our EntryPoints (v0.6 and v0.8): their UserOperationEvent and UserOperationRevertReason have the same shape. */
+const entryPoints = (): Address[] => {
+  const { entryPoint, entryPointV08 } = serviceDeployment();
+  return [entryPoint, entryPointV08];
+};
+
+/** The UserOperationEvent receipts (with revert reasons) of either EntryPoint in a transaction's logs, by userOp hash. */
 export function receiptsFromLogs(logs: Log[], transactionHash: Hex, blockNumber: bigint): Map<Hex, RelayedUserOperationReceipt> {
-  const { entryPoint } = serviceDeployment();
+  const ours = entryPoints().map((a) => a.toLowerCase());
   const events = parseEventLogs({
     abi: entryPointAbi,
-    logs: logs.filter((log) => log.address.toLowerCase() === entryPoint.toLowerCase()),
+    logs: logs.filter((log) => ours.includes(log.address.toLowerCase())),
     eventName: ["UserOperationEvent", "UserOperationRevertReason"],
   });
   const reasons = new Map<Hex, Hex>();
@@ -83,7 +90,7 @@ export async function findUserOperationReceipt(
   for (let to = latest; to >= from; to -= LOG_CHUNK_BLOCKS) {
     const start = to - LOG_CHUNK_BLOCKS + 1n > from ? to - LOG_CHUNK_BLOCKS + 1n : from;
     const logs = await client.getLogs({
-      address: serviceDeployment().entryPoint,
+      address: entryPoints(),
       event: userOperationEvent,
       args: { userOpHash },
       fromBlock: start,

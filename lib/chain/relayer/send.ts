@@ -1,9 +1,8 @@
 // Sending a bundle transaction from an executor: its nonce under a lock (resynced from the chain when taken), and
 // waiting for it to be mined, with fee bumps while it is stuck.
-import { keccak256, type Hex, type TransactionReceipt } from "viem";
+import { keccak256, type Address, type Hex, type SignedAuthorization, type TransactionReceipt } from "viem";
 import { redact } from "@/lib/redact";
 import { isUnreachable, publicClient } from "@/lib/chain/clients";
-import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
 import { chainFees, type Fees } from "@/lib/chain/userop";
 import { bumpAfterMs, pollMs, relayerEvents, sleep, state, type Executor } from "./config";
@@ -24,8 +23,12 @@ interface SentTransaction {
 }
 
 interface BundleCall {
+  /** The EntryPoint the bundle is for. */
+  to: Address;
   data: Hex;
   gas: bigint;
+  /** EIP-7702 authorizations of the bundle's ops: sent as a type-4 transaction when there are any. */
+  authorizationList?: SignedAuthorization[];
 }
 
 /** Serializes work on one executor's nonce. */
@@ -42,17 +45,18 @@ async function withLock<T>(executor: Executor, work: () => Promise<T>): Promise<
 }
 
 async function signAndSend(chain: ChainConfig, executor: Executor, call: BundleCall, nonce: bigint, fees: Fees): Promise<SentTransaction> {
-  const { entryPoint } = serviceDeployment();
-  const serialized = await executor.account.signTransaction({
-    type: "eip1559",
+  const common = {
     chainId: chain.chainId,
-    to: entryPoint,
+    to: call.to,
     data: call.data,
     gas: call.gas,
     nonce: Number(nonce),
     maxFeePerGas: fees.maxFeePerGas,
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-  });
+  };
+  const serialized = call.authorizationList?.length
+    ? await executor.account.signTransaction({ ...common, type: "eip7702", authorizationList: call.authorizationList })
+    : await executor.account.signTransaction({ ...common, type: "eip1559" });
   const hash = keccak256(serialized);
   try {
     await publicClient(chain).sendRawTransaction({ serializedTransaction: serialized });

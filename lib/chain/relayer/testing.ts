@@ -56,7 +56,7 @@ export async function relayerStatus(chain: ChainConfig) {
  */
 export async function submitUserOperations(chain: ChainConfig, ops: UserOp[]): Promise<BundleResult> {
   if (ops.length === 0) throw new Error("submitUserOperations: no operations");
-  const entries = ops.map((op) => ({ op, hash: userOperationHash(chain, op) }));
+  const entries = ops.map((op): Entry => ({ version: "0.6", op, hash: userOperationHash(chain, op) }));
   if (chain.bundlerUrl) return submitThroughBundler(chain, entries);
   const result = await relayBundle(chain, orderForBundle(entries), 0);
   if (!("included" in result)) throw result.error;
