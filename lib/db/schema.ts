@@ -210,6 +210,11 @@ export const accounts = pgTable(
     /** ERC6551V1: the ERC-721 contract and token id whose holder controls the account. */
     tokenContract: text(),
     tokenId: text(),
+    /**
+     * DelegatedV8: whom the EOA's code delegates to (EIP-7702) as last read from the chain; null before any delegation.
+     * Another address than our DelegatedAccountV8 means it was changed outside the service (reported, never undone).
+     */
+    delegatedTo: text(),
     deployed: boolean().notNull().default(false),
     createdAt: createdAt(),
     updatedAt: createdAt(),
