@@ -111,6 +111,7 @@ const ROUTES: [string, () => Promise<unknown>][] = [
   ["/iam/v1/oauth/google/callback", () => import("@/app/iam/v1/oauth/google/callback/route")],
   ["/iam/v1/oauth/google/token", () => import("@/app/iam/v1/oauth/google/token/route")],
   ["/iam/v1/[...path]", () => import("@/app/iam/v1/[...path]/route")],
+  ["/rpc/[chainId]", () => import("@/app/rpc/[chainId]/route")],
   ["/v1/[...path]", () => import("@/app/v1/[...path]/route")],
 ];
 

@@ -1,8 +1,10 @@
 import { eq } from "drizzle-orm";
-import { http as viemHttp, parseEther, toHex, zeroAddress, type Hex } from "viem";
+import { createPublicClient, http as viemHttp, parseEther, toHex, zeroAddress, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, createPaymasterClient, type UserOperation } from "viem/account-abstraction";
+import { foundry } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GET } from "@/app/v1/openapi.json/route";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
@@ -130,6 +132,46 @@ describe("viem's bundler and paymaster clients against /rpc/31337", () => {
     expect(intent.body.data[0].policy).toBeUndefined();
   }, 120_000);
 
+  it("counts a sponsored operation once in the policy's rate limits", async () => {
+    const policy = await openPolicy();
+    const key = project.keys.test.secret;
+    const rule = await call("POST", "/v1/policy_rules", {
+      key,
+      json: { policy, type: "rate_limit", functionName: "count_per_interval", countLimit: 2, timeIntervalType: "hour", timeIntervalValue: 1 },
+    });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+    const { account } = await ourAccount(key);
+    const bundler = createBundlerClient({ account, client: account.client, transport: viemHttp(url()), paymaster: createPaymasterClient({ transport: viemHttp(url()) }), paymasterContext: { policy } });
+    // Two ops within a limit of two: the intent of the first is not counted beside its ERC-7677 record.
+    for (let i = 0; i < 2; i++) {
+      const hash = await bundler.sendUserOperation({ calls: [{ to: zeroAddress, value: 0n, data: "0x" }] });
+      expect((await bundler.waitForUserOperationReceipt({ hash, timeout: 60_000, pollingInterval: 200 })).success).toBe(true);
+    }
+    const third = await bundler.sendUserOperation({ calls: [{ to: zeroAddress, value: 0n, data: "0x" }] }).catch((e: Error) => e);
+    expect(String(third)).toMatch(/2 sponsored transaction\(s\) per 1 hours? reached/);
+  }, 120_000);
+
+  it("takes the owner's signature of an intent the API built, and relays it", async () => {
+    const policy = await openPolicy();
+    const key = project.keys.test.secret;
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const created = await call("POST", "/v1/transaction_intents", {
+      key,
+      json: { chainId: 31337, externalOwnerAddress: owner.address, policy, interactions: [{ to: zeroAddress, value: "0" }] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body.nextAction.type).toBe("sign_with_wallet");
+    const op = { ...created.body.userOperation, signature: await owner.signMessage({ message: { raw: created.body.userOperationHash } }) };
+    const sent = await rpc(url(), "eth_sendUserOperation", [op, d().entryPoint]);
+    expect(sent.body).toMatchObject({ result: created.body.userOperationHash });
+    const bundler = createBundlerClient({ client: createPublicClient({ chain: { ...foundry, id: 31337 }, transport: viemHttp(chainOf(31337).rpcUrl) }), transport: viemHttp(url()) });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash: created.body.userOperationHash, timeout: 60_000, pollingInterval: 200 });
+    expect(receipt.success).toBe(true);
+    const intent = await call("GET", `/v1/transaction_intents/${created.body.id}`, { key });
+    expect(intent.body.source).toBeUndefined();
+    expect(intent.body.response.transactionHash).toBe(receipt.receipt.transactionHash);
+  }, 120_000);
+
   it("another project's key reads nothing of this project's operations", async () => {
     expect(sponsoredHash).toBeDefined();
     expect((await rpc(url(other), "eth_getUserOperationByHash", [sponsoredHash])).body).toMatchObject({ result: null });
@@ -153,6 +195,11 @@ describe("the bundler RPC's answers and refusals", () => {
     expect(bearer.body).toMatchObject({ result: "0x7a69" });
     const notJson = await fetch(bare, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
     expect(notJson.status).toBe(401);
+  });
+
+  it("is in the OpenAPI document", async () => {
+    const doc = { body: await (await GET(new Request("http://127.0.0.1:3000/v1/openapi.json"))).json() };
+    expect(doc.body.paths["/rpc/{chainId}"].post.operationId).toBe("bundlerRpc");
   });
 
   it("serves the chain, its entry points and fees; refuses unknown methods and chains", async () => {
