@@ -3,6 +3,7 @@ import { parseEther, type Address, type PrivateKeyAccount } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV08Abi } from "@/contracts/artifacts";
 import { chainOf, clientOf } from "@/test/chain";
+import { accountFactoryCallV08, counterfactualAddressV08 } from "./accounts-v08";
 import { serviceDeployment } from "./contracts";
 import { delegationCode, delegationOf, signDelegation } from "./eip7702";
 import { enqueue, findUserOperationReceipt } from "./relayer";
@@ -139,5 +140,36 @@ describe("EntryPoint v0.8 through the relayer", () => {
     const op = await buildUserOperationV08(chain, { sender: owner.address, authorization: await signDelegation(chain, owner, d().simple7702Account), callData: "0x" });
     await expect(enqueue(chain, op as never)).rejects.toThrow(/entryPointVersion: "0.8"/);
     await expect(enqueue(chain, { ...op, initCode: "0x" } as never, { entryPointVersion: "0.8" })).rejects.toThrow(/initCode/);
+  });
+
+  test("sponsored by VerifyingPaymasterV8: a DelegatedAccountV8 EOA holding no ETH becomes a smart account, and an Upgradeable_v08 account deploys, both paying nothing", async () => {
+    const window = { validUntil: Number((await client.getBlock()).timestamp) + 3_600, validAfter: 0 };
+    const depositOf = () => client.readContract({ address: d().entryPointV08, abi: entryPointV08Abi, functionName: "balanceOf", args: [d().paymasterV08] });
+    const before = await depositOf();
+
+    const player = privateKeyToAccount(generatePrivateKey());
+    const authorization = await signDelegation(chain, player, d().delegatedAccountV08);
+    const delegatedOp = await signed(player, { authorization, callData: pay(player.address, 0n), sponsored: true, sponsorship: window });
+
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const salt = generatePrivateKey();
+    const sender = counterfactualAddressV08(owner.address, salt);
+    const { factory, data } = accountFactoryCallV08(owner.address, salt);
+    const factoryOp = await signUserOperationV08(
+      chain,
+      await buildUserOperationV08(chain, { sender, factory, factoryData: data, callData: pay(player.address, 0n), sponsored: true, sponsorship: window }),
+      owner,
+    );
+
+    const [a, b] = await Promise.all([enqueue(chain, delegatedOp, { entryPointVersion: "0.8" }), enqueue(chain, factoryOp, { entryPointVersion: "0.8" })]);
+    expect(a.receipt).toMatchObject({ success: true, paymaster: d().paymasterV08 });
+    expect(b.receipt).toMatchObject({ success: true, paymaster: d().paymasterV08 });
+    // One v0.8 bundle, a type-4 transaction because one op carries an authorization.
+    expect(a.transactionHash).toBe(b.transactionHash);
+    expect((await client.getTransaction({ hash: a.transactionHash })).type).toBe("eip7702");
+    expect((await delegationOf(chain, player.address)).delegate?.toLowerCase()).toBe(d().delegatedAccountV08.toLowerCase());
+    expect(await client.getCode({ address: sender })).not.toBe("0x");
+    expect(await client.getBalance({ address: player.address })).toBe(0n);
+    expect(before - (await depositOf())).toBe(a.receipt.actualGasCost + b.receipt.actualGasCost);
   });
 });

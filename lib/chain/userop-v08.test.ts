@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, test } from "vitest";
 import { encodeFunctionData, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { entryPointV08Abi, simple7702AccountAbi } from "@/contracts/artifacts";
+import { entryPointV08Abi, simple7702AccountAbi, verifyingPaymasterV8Abi } from "@/contracts/artifacts";
+import { accountFactoryCallV08, counterfactualAddressV08 } from "./accounts-v08";
+import { paymasterHashV08 } from "./paymaster-v08";
 import { chainOf, clientOf } from "@/test/chain";
 import { serviceDeployment } from "./contracts";
 import { delegationCode, delegationOf, signDelegation } from "./eip7702";
@@ -113,5 +115,72 @@ describe("v0.8 estimation (EIP-7702 account)", () => {
   test("Simple7702Account's ABI is BaseAccount's execute", () => {
     const data = encodeFunctionData({ abi: simple7702AccountAbi, functionName: "execute", args: [d().paymaster, 1n, "0x"] });
     expect(encodeAccountCallsV08([{ to: d().paymaster, value: 1n, data: "0x" }])).toBe(data);
+  });
+});
+
+describe("v0.8 sponsorship (VerifyingPaymasterV8) and our v0.8 accounts", () => {
+  test("a sponsored op of an EOA delegating to DelegatedAccountV8: paymaster limits estimated, the sponsorship hash is the paymaster's getHash, the signed op validates", async () => {
+    const owner = await newEoa(0n);
+    const authorization = await signDelegation(chain, owner, d().delegatedAccountV08);
+    const window = { validUntil: Number((await client.getBlock()).timestamp) + 3_600, validAfter: 0 };
+    const { op, estimate } = await estimateUserOperationV08(chain, {
+      sender: owner.address,
+      authorization,
+      callData: encodeAccountCallsV08([{ to: owner.address, value: 0n, data: "0x" }]),
+      sponsored: true,
+      sponsorship: window,
+    });
+    expect(op.paymaster).toBe(d().paymasterV08);
+    expect(estimate.paymasterValidationGas).toBeGreaterThan(0n);
+    expect(op.paymasterVerificationGasLimit).toBeGreaterThan(estimate.paymasterValidationGas);
+    expect(op.paymasterPostOpGasLimit).toBe(0n);
+    console.log(`sponsored 7702 op: verificationGasLimit ${op.verificationGasLimit}, paymasterVerificationGasLimit ${op.paymasterVerificationGasLimit} (simulated ${estimate.paymasterValidationGas})`);
+    const delegation = [{ address: owner.address, code: delegationCode(d().delegatedAccountV08) }];
+    const onChain = await client.readContract({
+      address: d().paymasterV08,
+      abi: verifyingPaymasterV8Abi,
+      functionName: "getHash",
+      args: [toPackedOp(op), window.validUntil, window.validAfter],
+      stateOverride: delegation,
+    });
+    expect(paymasterHashV08(chain.chainId, d().paymasterV08, op, window)).toBe(onChain);
+    const signed = await signUserOperationV08(chain, op, owner);
+    const result = await simulateHandleOpV08(chain, signed, delegation);
+    expect(result.account.sigFailed).toBe(false);
+    expect(result.paymaster.sigFailed).toBe(false);
+    expect(result.paymaster.validUntil).toBe(window.validUntil);
+  });
+
+  test("an Upgradeable_v08 account's first op: factory fields, its call estimated against the counterfactual account, sponsored", async () => {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const salt = generatePrivateKey();
+    const sender = counterfactualAddressV08(owner.address, salt);
+    const { factory, data } = accountFactoryCallV08(owner.address, salt);
+    const recipient = privateKeyToAccount(generatePrivateKey()).address;
+    const { op, estimate } = await estimateUserOperationV08(chain, {
+      sender,
+      factory,
+      factoryData: data,
+      callData: encodeAccountCallsV08([{ to: recipient, value: 0n, data: "0x" }]),
+      sponsored: true,
+      sponsorship: { validUntil: 0, validAfter: 0 },
+    });
+    expect(op.factory).toBe(factory);
+    expect(estimate.callGas).toBeGreaterThan(0n);
+    expect(estimate.validationGas).toBeGreaterThan(100_000n); // the proxy's deployment
+    const signed = await signUserOperationV08(chain, op, owner);
+    const result = await simulateHandleOpV08(chain, signed);
+    expect(result.account.sigFailed).toBe(false);
+    expect(result.paymaster.sigFailed).toBe(false);
+    // A call that reverts is seen before anything is sent, the account made to look deployed.
+    await expect(
+      estimateUserOperationV08(chain, {
+        sender,
+        factory,
+        factoryData: data,
+        callData: encodeAccountCallsV08([{ to: d().entryPointV08, value: 0n, data: "0xdeadbeef" }]),
+        sponsored: true,
+      }),
+    ).rejects.toBeInstanceOf(CallRevertedError);
   });
 });

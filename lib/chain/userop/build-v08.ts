@@ -2,9 +2,12 @@
 // simulation, for a deployed account, a factory account's first op, or an EIP-7702 account (its first op carrying the
 // owner's signed authorization).
 import {
+  concat,
   decodeFunctionData,
   encodeFunctionData,
   isAddressEqual,
+  keccak256,
+  parseAbi,
   type Address,
   type Hex,
   type SignedAuthorization,
@@ -16,19 +19,21 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { delegateOfCode, delegationCode } from "@/lib/chain/eip7702";
 import type { ChainConfig } from "@/lib/chain/registry";
 import type { AccountCall } from "./encoding";
-import { EIP7702_FACTORY, paymasterPaysV08, preVerificationGasV08, requiredPrefundV08, type UserOpV08 } from "./encoding-v08";
+import { EIP7702_FACTORY, toPackedOp, paymasterPaysV08, preVerificationGasV08, requiredPrefundV08, type UserOpV08 } from "./encoding-v08";
 import { CallRevertedError, InsufficientFundsError, UserOperationRejectedError } from "./errors";
 import {
   calldataGas,
   chainFees,
   DUMMY_SIGNATURE,
-  sessionKeyVerificationGas,
   SIMULATION_VERIFICATION_GAS,
   VERIFICATION_GAS_MARGIN,
   withMargin,
 } from "./gas";
 import { describeRevert, revertDataOf } from "./revert";
+import type { SponsorshipWindow } from "./paymaster";
+import { sponsorUserOperationV08, stubPaymasterV08 } from "./paymaster-v08";
 import { simulateHandleOpV08 } from "./simulate-v08";
+import { counterfactualAccountStateV08 } from "./state-v08";
 
 /** The paymaster fields of a v0.8 op (an ERC-7677 pm_getPaymasterStubData / pm_getPaymasterData answer has these). */
 export interface PaymasterFieldsV08 {
@@ -54,16 +59,21 @@ export interface BuildUserOperationV08Params {
   callData: Hex;
   /** The 2D nonce key (192 bits). Default 0. */
   nonceKey?: bigint;
+  /** Our VerifyingPaymasterV8 pays; otherwise (and without paymasterStub) the account pays from its deposit and balance. */
+  sponsored?: boolean;
+  /** With `sponsored`, sign our sponsorship at once for this window; otherwise paymasterData is left a stub to sign with sponsorUserOperationV08. */
+  sponsorship?: SponsorshipWindow;
   /**
-   * With a paymaster: its stub fields (final length, realistic bytes) for simulation, given the draft op. Without,
-   * the account pays from its EntryPoint deposit and balance.
+   * Another paymaster's stub fields (final length, realistic bytes) for simulation, given the draft op (an ERC-7677
+   * service's pm_getPaymasterStubData); with `sponsored`, our VerifyingPaymasterV8's stub by default.
    */
   paymasterStub?: (draft: UserOpV08) => Promise<PaymasterFieldsV08>;
   /** A session key's validation costs more gas than the owner's. Default "owner". */
   signerKind?: "owner" | "sessionKey";
   /**
-   * State that makes an undeployed factory account look deployed (its code and storage), for estimating its call;
-   * without it, the call's gas of such an account is measured in simulation, and a revert of its call is not seen.
+   * State that makes an undeployed factory account look deployed (its code and storage), for estimating its call (our
+   * AccountFactoryV8's accounts get theirs by default); without it, the call's gas of such an account is measured in
+   * simulation, and a revert of its call is not seen.
    */
   accountState?: StateOverride;
 }
@@ -112,6 +122,18 @@ export function callValueV08(callData: Hex): bigint {
   return 0n;
 }
 
+/** As sessionKeyVerificationGas (v0.6), counting executeBatch(Call[])'s targets. */
+function sessionKeyVerificationGasV08(callData: Hex): bigint {
+  let targets = 1n;
+  try {
+    const call = decodeFunctionData({ abi: simple7702AccountAbi, data: callData });
+    if (call.functionName === "executeBatch") targets = BigInt(call.args[0].length);
+  } catch {
+    // not an account call: validation will refuse it anyway
+  }
+  return 50_000n + 2_500n * targets;
+}
+
 /** An unsigned v0.8 op with real gas figures (estimateUserOperationV08); its signature is "0x". */
 export async function buildUserOperationV08(chain: ChainConfig, params: BuildUserOperationV08Params): Promise<UserOpV08> {
   return (await estimateUserOperationV08(chain, params)).op;
@@ -126,6 +148,7 @@ export async function buildUserOperationV08(chain: ChainConfig, params: BuildUse
  *   signature and the paymaster stub (the balance of an account that pays overridden so its prefund never fails):
  *   preOpGas − preVerificationGas, the paymaster's share from a second run without it; +30% +10k each.
  * - preVerificationGas: preVerificationGasV08 (25000 more with an authorization).
+ * With `sponsored` and `sponsorship`, our paymaster's sponsorship is signed at the end (sponsorUserOperationV08).
  * An account that pays must hold the prefund its deposit does not cover plus the value it sends (InsufficientFundsError).
  */
 export async function estimateUserOperationV08(
@@ -150,7 +173,10 @@ export async function estimateUserOperationV08(
 
   // What the account looks like once the op's initCode ran: the state estimation needs now.
   let initFields: Pick<UserOpV08, "factory" | "factoryData" | "authorization"> = {};
+  // The account as its call sees it (delegated, or made to look deployed) and as simulation must see it (only a
+  // 7702 delegation: a factory account is deployed by the simulated initCode itself).
   let senderState: StateOverride[number] | undefined;
+  let simulationState: StateOverride[number] | undefined;
   let measureCallInSimulation = false;
   const { authorization } = params;
   if (authorization) {
@@ -158,11 +184,13 @@ export async function estimateUserOperationV08(
     if (!delegate || !isAddressEqual(delegate, authorization.address)) {
       initFields = { factory: EIP7702_FACTORY, authorization };
       senderState = { address: sender, code: delegationCode(authorization.address) };
+      simulationState = senderState;
     }
   } else if (!hasCode) {
     if (!params.factory) throw new UserOperationRejectedError("AA20 account not deployed");
     initFields = { factory: params.factory, factoryData: params.factoryData ?? "0x" };
-    if (params.accountState?.[0]) senderState = params.accountState[0];
+    const state = params.accountState ?? (await counterfactualAccountStateV08(chain, sender, concat([params.factory, initFields.factoryData!])));
+    if (state?.[0]) senderState = state[0];
     else measureCallInSimulation = true;
   }
 
@@ -196,8 +224,8 @@ export async function estimateUserOperationV08(
     signature: DUMMY_SIGNATURE,
   };
   let stub: PaymasterFieldsV08 | undefined;
-  if (params.paymasterStub) {
-    stub = await params.paymasterStub({ ...draft });
+  if (params.paymasterStub || params.sponsored) {
+    stub = params.paymasterStub ? await params.paymasterStub({ ...draft }) : await stubPaymasterV08(chain);
     Object.assign(draft, {
       paymaster: stub.paymaster,
       paymasterData: stub.paymasterData,
@@ -208,26 +236,29 @@ export async function estimateUserOperationV08(
   draft.preVerificationGas = preVerificationGasV08(draft);
   const sponsored = paymasterPaysV08(draft);
 
-  // Validation gas: the EntryPoint's own accounting (preOpGas) in simulation; the account's delegation or deployment
+  // Validation gas: the EntryPoint's own accounting (preOpGas) in simulation, the account's from a run where it pays
+  // (an upper bound: a sponsored account does not send its prefund); the paymaster's from its own call (the
+  // difference of the two runs would lose the prefund transfer); the account's delegation or deployment
   // state is what the bundle transaction will have (a 7702 authorization applies before handleOps runs).
   const accountPays = (op: UserOpV08): StateOverride => [
-    { ...(senderState ?? { address: sender }), balance: balance + requiredPrefundV08(op) },
+    { ...(simulationState ?? { address: sender }), balance: balance + requiredPrefundV08(op) },
   ];
   const unsponsored: UserOpV08 = { ...draft, paymaster: undefined, paymasterData: undefined, paymasterVerificationGasLimit: undefined, paymasterPostOpGasLimit: undefined };
   unsponsored.preVerificationGas = preVerificationGasV08(unsponsored);
-  const [withPaymaster, accountOnly] = await Promise.all([
-    sponsored ? simulateHandleOpV08(chain, draft, senderState ? [senderState] : []) : null,
+  const [withPaymaster, accountOnly, paymasterCallGas] = await Promise.all([
+    sponsored ? simulateHandleOpV08(chain, draft, simulationState ? [simulationState] : []) : null,
     // Measuring the call too: gas price 1 wei, so `paid` is gas.
     simulateHandleOpV08(chain, measureCallInSimulation ? { ...unsponsored, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n } : unsponsored, accountPays(unsponsored)),
+    sponsored ? paymasterValidationCallGas(chain, draft, senderState) : 0n,
   ]);
   const validationGas = accountOnly.preOpGas - unsponsored.preVerificationGas;
   let verificationGasLimit = withMargin(validationGas, VERIFICATION_GAS_MARGIN);
-  if (params.signerKind === "sessionKey") verificationGasLimit += sessionKeyVerificationGas(callData);
+  if (params.signerKind === "sessionKey") verificationGasLimit += sessionKeyVerificationGasV08(callData);
   let paymasterValidationGas = 0n;
   let paymasterVerificationGasLimit: bigint | undefined;
   if (withPaymaster) {
     const total = withPaymaster.preOpGas - draft.preVerificationGas;
-    paymasterValidationGas = total > validationGas ? total - validationGas : 0n;
+    paymasterValidationGas = total > validationGas + paymasterCallGas ? total - validationGas : paymasterCallGas;
     paymasterVerificationGasLimit = withMargin(paymasterValidationGas, PAYMASTER_GAS_MARGIN);
     if (stub?.paymasterVerificationGasLimit && stub.paymasterVerificationGasLimit > paymasterVerificationGasLimit) {
       paymasterVerificationGasLimit = stub.paymasterVerificationGasLimit;
@@ -239,7 +270,7 @@ export async function estimateUserOperationV08(
     callGasLimit = withMargin(callGas, CALL_GAS_MARGIN_V08);
   }
 
-  const op: UserOpV08 = {
+  let op: UserOpV08 = {
     ...draft,
     callGasLimit,
     verificationGasLimit,
@@ -252,7 +283,35 @@ export async function estimateUserOperationV08(
     const missing = maxCost > deposit ? maxCost - deposit : 0n;
     if (balance < missing + value) throw new InsufficientFundsError(sender, missing + value, balance, { gasPrefund: maxCost, deposit, value }, symbol);
   }
+  if (params.sponsored && params.sponsorship && !params.paymasterStub) op = await sponsorUserOperationV08(chain, op, params.sponsorship);
   return { op, estimate: { validationGas, paymasterValidationGas, callGas, maxCost, value } };
+}
+
+const validatePaymasterUserOpAbi = parseAbi([
+  "function validatePaymasterUserOp((address sender, uint256 nonce, bytes initCode, bytes callData, bytes32 accountGasLimits, uint256 preVerificationGas, bytes32 gasFees, bytes paymasterAndData, bytes signature) userOp, bytes32 userOpHash, uint256 maxCost) returns (bytes context, uint256 validationData)",
+]);
+
+/** What the EntryPoint spends around the paymaster's call within its limit: the paymaster's deposit decremented. */
+const PAYMASTER_DEPOSIT_GAS = 10_000n;
+
+/**
+ * The paymaster's validation as the EntryPoint calls it (eth_estimateGas of validatePaymasterUserOp from the
+ * EntryPoint, less intrinsic gas), plus the deposit bookkeeping AA36 also counts.
+ */
+async function paymasterValidationCallGas(chain: ChainConfig, op: UserOpV08, senderState: StateOverride[number] | undefined): Promise<bigint> {
+  const data = encodeFunctionData({
+    abi: validatePaymasterUserOpAbi,
+    functionName: "validatePaymasterUserOp",
+    args: [toPackedOp(op), keccak256("0x"), requiredPrefundV08(op)],
+  });
+  const gas = await publicClient(chain).estimateGas({
+    account: serviceDeployment().entryPointV08,
+    to: op.paymaster!,
+    data,
+    stateOverride: senderState ? [senderState] : undefined,
+  });
+  const intrinsic = 21_000n + calldataGas(data);
+  return (gas > intrinsic ? gas - intrinsic : 0n) + PAYMASTER_DEPOSIT_GAS;
 }
 
 /** callGasLimit while measuring a factory account's call in simulation. */

@@ -127,8 +127,8 @@ const ACCOUNT_STORAGE_SLOT: Hex = "0xcedfc6c6609eff5f46924b3d6d5dbedd8d0964621ec
 
 const proxyCodeCache = globalThis as unknown as { __accountProxyCode?: Map<number, Hex> };
 
-/** The runtime code of our account proxy (eth_call of its creation code returns it), once per chain. */
-async function accountProxyCode(chain: ChainConfig): Promise<Hex> {
+/** The runtime code of our account proxy (eth_call of its creation code returns it), once per chain: ERC1967Proxy has no immutables, so it is also the v0.8 accounts' proxy code. */
+export async function accountProxyCode(chain: ChainConfig): Promise<Hex> {
   proxyCodeCache.__accountProxyCode ??= new Map();
   const cached = proxyCodeCache.__accountProxyCode.get(chain.chainId);
   if (cached) return cached;

@@ -53,3 +53,5 @@ export {
   type UserOperationEstimateV08,
 } from "./build-v08";
 export { failedOpV08, parseValidationData, simulateHandleOpV08, type ExecutionResultV08, type ValidationData } from "./simulate-v08";
+export { PAYMASTER_POST_OP_GAS_V08, sponsorUserOperationV08, stubPaymasterV08 } from "./paymaster-v08";
+export { counterfactualAccountStateV08 } from "./state-v08";
