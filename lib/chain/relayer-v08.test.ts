@@ -1,10 +1,12 @@
-import { beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { parseEther, type Address, type PrivateKeyAccount } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV08Abi } from "@/contracts/artifacts";
+import { startAlto, type AltoBundler } from "@/test/alto";
 import { chainOf, clientOf } from "@/test/chain";
 import { accountFactoryCallV08, counterfactualAddressV08 } from "./accounts-v08";
 import { serviceDeployment } from "./contracts";
+import type { ChainConfig } from "./registry";
 import { delegationCode, delegationOf, signDelegation } from "./eip7702";
 import { enqueue, findUserOperationReceipt } from "./relayer";
 import { configureRelayer, relayerEvents } from "./relayer/testing";
@@ -107,6 +109,19 @@ describe("EntryPoint v0.8 through the relayer", () => {
     }
   });
 
+  test("a v0.8 op whose call reverts on chain lands with success false and the UserOperationRevertReason of EntryPoint v0.8", async () => {
+    const owner = await delegatedEoa();
+    const built = await buildUserOperationV08(chain, { sender: owner.address, callData: pay(owner.address, 0n) });
+    // The call changed after estimation (as state may change before inclusion): now a call the target refuses.
+    const failing = encodeAccountCallsV08([{ to: d().entryPointV08, value: 0n, data: "0xdeadbeef" }]);
+    const op = await signUserOperationV08(chain, { ...built, callData: failing, preVerificationGas: built.preVerificationGas + 1_000n }, owner);
+    const { receipt } = await enqueue(chain, op, { entryPointVersion: "0.8" });
+    expect(receipt.success).toBe(false);
+    expect(receipt.revertData).not.toBeNull();
+    expect(receipt.revertReason).toBeTypeOf("string");
+    expect(await findUserOperationReceipt(chain, receipt.userOpHash)).toMatchObject({ success: false, revertData: receipt.revertData });
+  });
+
   test("a v0.8 op signed by the wrong key is dropped with the EntryPoint's AA24; an op beside it still lands", async () => {
     const owner = await delegatedEoa();
     const other = await delegatedEoa();
@@ -171,5 +186,48 @@ describe("EntryPoint v0.8 through the relayer", () => {
     expect(await client.getCode({ address: sender })).not.toBe("0x");
     expect(await client.getBalance({ address: player.address })).toBe(0n);
     expect(before - (await depositOf())).toBe(a.receipt.actualGasCost + b.receipt.actualGasCost);
+  });
+});
+
+describe("EntryPoint v0.8 through a real bundler (alto)", () => {
+  let alto: AltoBundler;
+  let viaBundler: ChainConfig;
+
+  beforeAll(async () => {
+    alto = await startAlto({ rpcUrl: chain.rpcUrl, entryPoint: d().entryPointV08 });
+    viaBundler = { ...chain, bundlerUrl: alto.url };
+  });
+
+  afterAll(async () => {
+    await alto?.stop();
+  });
+
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => console.log(`alto's output:\n${alto.output().slice(-8_000)}`));
+  });
+
+  test("a sponsored 7702 first op goes out as eth_sendUserOperation with the v0.8 EntryPoint and eip7702Auth; alto lands it; a second op follows", async () => {
+    const player = privateKeyToAccount(generatePrivateKey());
+    const window = { validUntil: Number((await client.getBlock()).timestamp) + 3_600, validAfter: 0 };
+    const authorization = await signDelegation(chain, player, d().delegatedAccountV08);
+    const first = await signed(player, { authorization, callData: pay(player.address, 0n), sponsored: true, sponsorship: window });
+    const result = await enqueue(viaBundler, first, { entryPointVersion: "0.8" });
+    expect(result).toMatchObject({ userOpHash: userOperationHashV08(chain, first), executor: null, bundleSize: 1 });
+    expect(result.receipt).toMatchObject({ success: true, sender: player.address, paymaster: d().paymasterV08 });
+    expect(alto.executors.map((a) => a.toLowerCase())).toContain((await client.getTransaction({ hash: result.transactionHash })).from.toLowerCase());
+    expect((await delegationOf(chain, player.address)).delegate?.toLowerCase()).toBe(d().delegatedAccountV08.toLowerCase());
+
+    const second = await signed(player, { callData: pay(player.address, 0n), sponsored: true, sponsorship: window });
+    const next = await enqueue(viaBundler, second, { entryPointVersion: "0.8" });
+    expect(next.receipt).toMatchObject({ success: true, nonce: 1n });
+  });
+
+  test("a v0.8 op alto refuses comes back with the EntryPoint's AA reason", async () => {
+    const owner = await delegatedEoa();
+    const op = await buildUserOperationV08(chain, { sender: owner.address, callData: pay(owner.address, 0n) });
+    const bad = await signUserOperationV08(chain, op, privateKeyToAccount(generatePrivateKey()));
+    const error = await enqueue(viaBundler, bad, { entryPointVersion: "0.8" }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(UserOperationRejectedError);
+    expect((error as UserOperationRejectedError).code).toBe("AA24");
   });
 });
