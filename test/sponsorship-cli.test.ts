@@ -9,7 +9,8 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { formatEther, parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import { ourPaymasters } from "@/lib/chain/contracts";
+import { findChain } from "@/lib/chain/registry";
 import { getDb, type Db } from "@/lib/db/client";
 import * as schema from "@/lib/db/schema";
 import { sponsorshipBalances, sponsorshipEntries } from "@/lib/db/schema";
@@ -161,8 +162,11 @@ describe("npm run cli -- sponsorship", () => {
   }, 300_000);
 
   it("status shows each chain's paymaster deposit against every project's balance, flagging a chain it does not cover", async () => {
-    const { entryPoint, paymaster } = serviceDeployment();
-    const deposit = await clientOf(31337).readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [paymaster] });
+    // Both paymasters' deposits (v0.6 and v0.8, each at its EntryPoint) cover the chain's balances together.
+    let deposit = 0n;
+    for (const { entryPoint, paymaster } of ourPaymasters(findChain(31337)!)) {
+      deposit += await clientOf(31337).readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [paymaster] });
+    }
     // More than the deposit, on a chain only this test uses (a live chain: no viem chain has its id).
     const over = deposit + parseEther("5");
     const credited = await cli("sponsorship", "credit", "--project", project.id, "--mode", "live", "--chain", String(OWN_CHAIN), "--amount", formatEther(over));

@@ -45,9 +45,9 @@ async function deposit(privateKey: Hex, amount: bigint, chainId = 31337) {
   return depositOf(chainId, hash);
 }
 
-async function depositOf(chainId: number, hash: Hex) {
+async function depositOf(chainId: number, hash: Hex, { entryPoint, paymaster } = { entryPoint: d().entryPoint, paymaster: d().paymaster }) {
   const receipt = await mined(chainId, hash);
-  const log = receipt.logs.find((l) => l.address.toLowerCase() === d().entryPoint.toLowerCase() && l.topics[1]?.toLowerCase().endsWith(d().paymaster.slice(2).toLowerCase()));
+  const log = receipt.logs.find((l) => l.address.toLowerCase() === entryPoint.toLowerCase() && l.topics[1]?.toLowerCase().endsWith(paymaster.slice(2).toLowerCase()));
   expect(log, "a Deposited(paymaster) log").toBeDefined();
   return { reference: `${hash}:${log!.logIndex}`, blockNumber: Number(receipt.blockNumber) };
 }
@@ -127,6 +127,16 @@ describe("developer deposits to our paymaster", () => {
     await mine(31337, 2);
     expect(outcomeOf(await caughtUp(), viaPaymaster.reference)).toMatchObject({ outcome: "credited", projectId: project.id });
     expect((await balanceOf(db, ctx, 31337)).credited).toBe(localCredit() + amount + parseEther("0.05"));
+
+    // Our v0.8 paymaster at the v0.8 EntryPoint funds the same balance: depositTo(paymasterV08) and its deposit().
+    const v08 = { entryPoint: d().entryPointV08, paymaster: d().paymasterV08 };
+    const toEntryPointV08 = await depositOf(31337, await wallet.writeContract({ address: v08.entryPoint, abi: entryPointAbi, functionName: "depositTo", args: [v08.paymaster], value: parseEther("0.03") }), v08);
+    const viaPaymasterV08 = await depositOf(31337, await wallet.writeContract({ address: v08.paymaster, abi: verifyingPaymasterAbi, functionName: "deposit", value: parseEther("0.02") }), v08);
+    await mine(31337, 2);
+    const outcomes = await caughtUp();
+    expect(outcomeOf(outcomes, toEntryPointV08.reference)).toMatchObject({ outcome: "credited", projectId: project.id, amount: parseEther("0.03").toString() });
+    expect(outcomeOf(outcomes, viaPaymasterV08.reference)).toMatchObject({ outcome: "credited", projectId: project.id, amount: parseEther("0.02").toString() });
+    expect((await balanceOf(db, ctx, 31337)).credited).toBe(localCredit() + amount + parseEther("0.1"));
 
     // The background function's pass (every configured chain) finds nothing more to credit.
     const pass = await watchAll(db);

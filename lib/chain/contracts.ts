@@ -30,6 +30,17 @@ export function entryPointOf(version: EntryPointVersion): Address {
 export const offeredEntryPoints = (chain: ChainConfig): { version: EntryPointVersion; address: Address }[] =>
   chainEntryPoints(chain).map((version) => ({ version, address: entryPointOf(version) }));
 
+/**
+ * Our verifying paymasters on the chain, one per EntryPoint version it offers: each has its own deposit at its own
+ * EntryPoint, and both spend the projects' one sponsorship balance per chain.
+ */
+export function ourPaymasters(chain: ChainConfig): { version: EntryPointVersion; entryPoint: Address; paymaster: Address }[] {
+  const d = serviceDeployment();
+  return chainEntryPoints(chain).map((version) =>
+    version === "0.6" ? { version, entryPoint: d.entryPoint, paymaster: d.paymaster } : { version, entryPoint: d.entryPointV08, paymaster: d.paymasterV08 },
+  );
+}
+
 /** The service keys our contract addresses depend on. */
 const installationKeys = () => ({
   paymasterOwner: serviceAccount("paymaster-owner").address,
@@ -54,7 +65,6 @@ export interface ChainPreparation {
  */
 export async function prepareChain(chain: ChainConfig): Promise<ChainPreparation> {
   const client = publicClient(chain);
-  const deployment = serviceDeployment();
   let deployed: string[] = [];
   let exchange: LocalExchange | undefined;
   const deployer = await deployerFor(chain);
@@ -63,15 +73,11 @@ export async function prepareChain(chain: ChainConfig): Promise<ChainPreparation
     const result = await ensureDeployment(client, wallet, installationKeys());
     deployed = result.deployed;
     if (chain.dev) {
-      const balance = await client.readContract({ address: deployment.entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [deployment.paymaster] });
-      if (balance < LOCAL_PAYMASTER_DEPOSIT / 2n) {
-        const hash = await wallet.writeContract({
-          address: deployment.entryPoint,
-          abi: entryPointAbi,
-          functionName: "depositTo",
-          args: [deployment.paymaster],
-          value: LOCAL_PAYMASTER_DEPOSIT,
-        });
+      // Both paymasters (v0.6 and v0.8), each at its own EntryPoint.
+      for (const { entryPoint, paymaster } of ourPaymasters(chain)) {
+        const balance = await client.readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [paymaster] });
+        if (balance >= LOCAL_PAYMASTER_DEPOSIT / 2n) continue;
+        const hash = await wallet.writeContract({ address: entryPoint, abi: entryPointAbi, functionName: "depositTo", args: [paymaster], value: LOCAL_PAYMASTER_DEPOSIT });
         await client.waitForTransactionReceipt({ hash });
       }
       // The dev chain's USD price (lib/sponsorship/prices) out of the box.
@@ -83,7 +89,10 @@ export async function prepareChain(chain: ChainConfig): Promise<ChainPreparation
       }
     }
   }
-  const deposit = await client.readContract({ address: deployment.entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [deployment.paymaster] });
+  let deposit = 0n;
+  for (const { entryPoint, paymaster } of ourPaymasters(chain)) {
+    deposit += await client.readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [paymaster] });
+  }
   return { chainId: chain.chainId, deployed, paymasterDeposit: formatEther(deposit), ...(exchange && { exchange }) };
 }
 

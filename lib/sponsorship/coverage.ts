@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import { BaseError, ContractFunctionZeroDataError } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { chainKey, publicClient } from "@/lib/chain/clients";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import { ourPaymasters } from "@/lib/chain/contracts";
 import { supportedChains, type ChainConfig } from "@/lib/chain/registry";
 import { envNumber } from "@/lib/config";
 import type { Queryable } from "@/lib/db/client";
@@ -26,16 +26,20 @@ interface Entry {
 
 const cache = globalThis as unknown as { __paymasterDeposits?: Map<string, Entry> };
 
-/** Our paymaster's deposit at the chain's EntryPoint, in wei: read anew with `fresh`, else at most depositCacheSeconds() old. */
+/**
+ * Our paymasters' deposits at their EntryPoints (v0.6 and v0.8, as the chain offers them), summed, in wei: read anew
+ * with `fresh`, else at most depositCacheSeconds() old.
+ */
 export function paymasterDeposit(chain: ChainConfig, options: { fresh?: boolean } = {}): Promise<bigint> {
   const entries = (cache.__paymasterDeposits ??= new Map());
-  const { entryPoint, paymaster } = serviceDeployment();
-  const key = `${chainKey(chain)}:${paymaster}`;
+  const paymasters = ourPaymasters(chain);
+  const key = `${chainKey(chain)}:${paymasters.map((p) => p.paymaster).join(",")}`;
   const entry = entries.get(key);
   if (!options.fresh && entry && (entry.at === undefined || Date.now() - entry.at < depositCacheSeconds() * 1000)) return entry.promise;
+  const client = publicClient(chain);
   const fresh: Entry = {
-    promise: publicClient(chain)
-      .readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [paymaster] })
+    promise: Promise.all(paymasters.map(({ entryPoint, paymaster }) => client.readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [paymaster] })))
+      .then((deposits) => deposits.reduce((a, b) => a + b, 0n))
       .then(
         (deposit) => {
           fresh.at = Date.now();

@@ -3,7 +3,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { decodeFunctionData, getAbiItem, isAddressEqual, type Address, type Hex, type Transaction } from "viem";
 import { entryPointAbi, verifyingPaymasterAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import { ourPaymasters } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
 import type { Db } from "@/lib/db/client";
 import { developerAccounts } from "@/lib/db/schema";
@@ -45,20 +45,22 @@ const depositedEvent = getAbiItem({ abi: entryPointAbi, name: "Deposited" });
  * or the paymaster's deposit() (which forwards its value to depositTo(itself)), its value the amount. Any other way
  * (a contract, a smart account's operation, a batch) leaves who paid unknowable here: null.
  */
-function directDeposit(tx: Transaction): bigint | null {
-  const { entryPoint, paymaster } = serviceDeployment();
+function directDeposit(chain: ChainConfig, tx: Transaction): bigint | null {
   if (!tx.to) return null;
-  try {
-    if (isAddressEqual(tx.to, entryPoint)) {
-      const call = decodeFunctionData({ abi: entryPointAbi, data: tx.input });
-      return call.functionName === "depositTo" && isAddressEqual(call.args[0] as Address, paymaster) ? tx.value : null;
+  for (const { entryPoint, paymaster } of ourPaymasters(chain)) {
+    try {
+      if (isAddressEqual(tx.to, entryPoint)) {
+        const call = decodeFunctionData({ abi: entryPointAbi, data: tx.input });
+        return call.functionName === "depositTo" && isAddressEqual(call.args[0] as Address, paymaster) ? tx.value : null;
+      }
+      if (isAddressEqual(tx.to, paymaster)) {
+        // The v0.6 and v0.8 paymasters' deposit() are the same function.
+        const call = decodeFunctionData({ abi: verifyingPaymasterAbi, data: tx.input });
+        return call.functionName === "deposit" ? tx.value : null;
+      }
+    } catch {
+      return null; // not a call of either ABI
     }
-    if (isAddressEqual(tx.to, paymaster)) {
-      const call = decodeFunctionData({ abi: verifyingPaymasterAbi, data: tx.input });
-      return call.functionName === "deposit" ? tx.value : null;
-    }
-  } catch {
-    // not a call of either ABI
   }
   return null;
 }
@@ -85,9 +87,13 @@ async function verifiedAccounts(db: Db, addresses: string[], livemode: boolean) 
  * are unique per chain and reference, so a range read again (a crash, another instance) credits nothing twice.
  */
 async function readDeposits(db: Db, chain: ChainConfig, from: bigint, to: bigint): Promise<DepositOutcome[]> {
-  const { entryPoint, paymaster } = serviceDeployment();
   const client = publicClient(chain);
-  const logs = await client.getLogs({ address: entryPoint, event: depositedEvent, args: { account: paymaster }, fromBlock: from, toBlock: to, strict: true });
+  // Each of our paymasters' deposits at its own EntryPoint (v0.6, v0.8), in the chain's order.
+  const logs = (
+    await Promise.all(ourPaymasters(chain).map(({ entryPoint, paymaster }) => client.getLogs({ address: entryPoint, event: depositedEvent, args: { account: paymaster }, fromBlock: from, toBlock: to, strict: true })))
+  )
+    .flat()
+    .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
   if (logs.length === 0) return [];
   const hashes = [...new Set(logs.map((l) => l.transactionHash))];
   const transactions = new Map<Hex, Transaction>();
@@ -100,7 +106,7 @@ async function readDeposits(db: Db, chain: ChainConfig, from: bigint, to: bigint
   for (const entry of logs) {
     const tx = transactions.get(entry.transactionHash)!;
     const from = tx.from.toLowerCase();
-    const amount = directDeposit(tx);
+    const amount = directDeposit(chain, tx);
     const mine = accounts.filter((a) => a.address === from);
     const projects = [...new Set(mine.map((a) => a.projectId))];
     const outcome: DepositOutcome = {

@@ -5,7 +5,7 @@ import { alias } from "drizzle-orm/pg-core";
 import { getAbiItem, type Hex } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import { ourPaymasters } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
 import type { Db } from "@/lib/db/client";
 import { sponsoredOperations, sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
@@ -100,12 +100,13 @@ async function holdsOf(db: Db, chain: ChainConfig, landings: Landing[]): Promise
  * landing up to that block has been read. Chain reads first, then short transactions.
  */
 async function readLandings(db: Db, chain: ChainConfig, from: bigint, to: bigint, summary: LandingSummary): Promise<void> {
-  const { entryPoint, paymaster } = serviceDeployment();
   const client = publicClient(chain);
-  const [logs, last] = await Promise.all([
-    client.getLogs({ address: entryPoint, event: userOperationEvent, args: { paymaster }, fromBlock: from, toBlock: to, strict: true }),
+  const [perEntryPoint, last] = await Promise.all([
+    // Our paymasters at each EntryPoint the chain offers (v0.6, v0.8): the event is the same in both.
+    Promise.all(ourPaymasters(chain).map(({ entryPoint, paymaster }) => client.getLogs({ address: entryPoint, event: userOperationEvent, args: { paymaster }, fromBlock: from, toBlock: to, strict: true }))),
     client.getBlock({ blockNumber: to }),
   ]);
+  const logs = perEntryPoint.flat();
   const landings: Landing[] = logs.map((l) => ({
     userOpHash: (l.args.userOpHash as Hex).toLowerCase(),
     sender: l.args.sender!.toLowerCase(),
