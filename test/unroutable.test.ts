@@ -65,3 +65,14 @@ describe("methods /v1/openapi.json does not serve", () => {
     }
   });
 });
+
+describe("API paths with a path segment that does not percent-decode", () => {
+  it("answer the API's JSON 400, the bundler RPC's /rpc/ included", async () => {
+    for (const path of ["/v1/players/%ZZ", "/rpc/%ZZ", "/rpc/%C0%AF?apiKey=pk_x"]) {
+      const res = await raw("POST", path);
+      expect(res.status, path).toBe(400);
+      expect(res.headers["content-type"], path).toContain("application/json");
+      expect(JSON.parse(res.body).error, path).toMatchObject({ type: "invalid_request_error" });
+    }
+  });
+});

@@ -76,6 +76,8 @@ export const EXPENSIVE_OPERATIONS: ReadonlySet<string> = new Set([
   "linkSIWE",
   "paymasterService",
   "signingLinkSignature",
+  // Estimates and simulates on chain with a public key, as paymasterService does.
+  "bundlerRpc",
 ]);
 
 const CLEANUP_EVERY_MS = 60_000;

@@ -4,7 +4,7 @@ import type http from "node:http";
 const ROUTED_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]);
 const ALLOW = "GET, HEAD, OPTIONS, POST, PUT, DELETE";
 /** Paths whose clients expect the API's JSON errors (pages keep Next.js's own 404 page). */
-const API_PREFIXES = ["/v1/", "/iam/", "/sign/", "/api/"];
+const API_PREFIXES = ["/v1/", "/iam/", "/sign/", "/api/", "/rpc/"];
 
 export interface Refusal {
   status: number;
