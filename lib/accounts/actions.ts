@@ -14,7 +14,7 @@ import { loadPolicy, recordIntent, type IntentPlan, type IntentRow } from "@/lib
 import { publishIntentEventAfterCommit } from "@/lib/deliveries/publish";
 import { cancelUnsigned } from "@/lib/intents/relay";
 import { getAccount, type AccountRow } from "./service";
-import { accountTypeInfo } from "./types";
+import { accountTypeInfo, isDelegatedType } from "./types";
 
 /**
  * Operations on the account itself (ownership, recovery) as transaction intents: calls to the
@@ -55,7 +55,9 @@ const readAccount = <T>(chain: ChainConfig, account: AccountRow, functionName: s
 function ownerDriven(account: AccountRow): AccountRow {
   const ownership: boolean = accountTypeInfo(account.accountType)?.ownership ?? true;
   if (!ownership) {
-    const why = `a ${account.accountType} account has no owner-driven ownership (a token-bound account is controlled by whoever holds its token)`;
+    const why = isDelegatedType(account.accountType)
+      ? `a ${account.accountType} account is its owner's EOA (EIP-7702), whose key always controls it: it has no ownership to transfer and no guardians`
+      : `a ${account.accountType} account has no owner-driven ownership (a token-bound account is controlled by whoever holds its token)`;
     throw badRequest(`Account ${account.id} cannot change owner through the API: ${why}.`, { id: { value: account.id, message: why } });
   }
   return account;

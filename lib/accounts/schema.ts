@@ -72,6 +72,17 @@ export const accountResponse = z.object({
   /** ERC6551V1 accounts: the ERC-721 token whose holder controls the account (tokenId in decimal). */
   tokenContract: z.string().optional(),
   tokenId: z.string().optional(),
+  /** Delegated_v08 accounts: whom the EOA delegates to (EIP-7702), as last read from the chain. */
+  delegation: z
+    .object({
+      status: z.enum(["none", "ours", "foreign"]),
+      address: z.string().nullable(),
+      implementation: z.string(),
+    })
+    .describe(
+      "Delegated_v08 accounts only. none: a plain EOA so far (its first intent delegates it); ours: delegating to `implementation`, this service's DelegatedAccountV8; foreign: delegating to `address`, changed outside this service, which then refuses its intents rather than re-delegate it.",
+    )
+    .optional(),
   player: idRef.loose(),
   transactionIntents: z.array(idRef.loose()),
 });

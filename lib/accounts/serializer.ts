@@ -1,6 +1,7 @@
 import { unixSeconds } from "@/lib/http/resource";
 import type { AccountResponse } from "./schema";
 import type { AccountRow } from "./service";
+import { delegationField } from "./delegation";
 import { responseAccountType } from "./types";
 
 /** `player` is `{id}` unless the caller passes the expanded player. */
@@ -9,6 +10,7 @@ export function serializeAccount(
   player: AccountResponse["player"] = { id: row.playerId },
   transactionIntents: AccountResponse["transactionIntents"] = [],
 ): AccountResponse {
+  const delegation = delegationField(row);
   return {
     id: row.id,
     object: "account",
@@ -22,6 +24,7 @@ export function serializeAccount(
     chainId: row.chainId,
     accountType: responseAccountType(row.accountType),
     ...(row.tokenContract !== null && row.tokenId !== null ? { tokenContract: row.tokenContract, tokenId: row.tokenId } : {}),
+    ...(delegation ? { delegation } : {}),
     player,
     transactionIntents,
   };

@@ -2,7 +2,7 @@ import { and, desc, eq, ilike, inArray, or, sql, type AnyColumn, type SQL } from
 import { getAddress, hashTypedData, serializeErc6492Signature, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { accountAddressOf, accountMessageDigest, accountSalt, deploymentOf, readAccountState } from "@/lib/chain/accounts";
 import { onChain, publicClient } from "@/lib/chain/clients";
-import { chainFor, type ChainConfig } from "@/lib/chain/registry";
+import { chainEntryPoints, chainFor, type ChainConfig } from "@/lib/chain/registry";
 import { tokenBoundMessageDigest } from "@/lib/chain/token-bound";
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
@@ -14,7 +14,9 @@ import { findOwnerKey, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import { createPlayer, getPlayer, likePattern } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { checkToken, currentHolder, custodialKeyOf, signingOwner, tokenBoundSigner } from "./token-bound";
-import { accountTypeInfo, parseAccountType, type AccountType } from "./types";
+import { delegationOf } from "@/lib/chain/eip7702";
+import { refreshDelegation } from "./delegation";
+import { accountTypeInfo, entryPointVersionOf, isDelegatedType, parseAccountType, type AccountType } from "./types";
 import { type CreateAccountInput, type ListAccountsInput, type SignPayloadInput } from "./schema";
 
 export type AccountRow = typeof accounts.$inferSelect;
@@ -52,8 +54,18 @@ function checkAccountType(input: CreateAccountInput): AccountType {
 export async function createAccount(db: Queryable, ctx: ProjectContext, input: CreateAccountInput): Promise<AccountRow> {
   const chain = chainFor(ctx, input.chainId);
   const accountType = checkAccountType(input);
+  const version = entryPointVersionOf(accountType);
+  if (!chainEntryPoints(chain).includes(version)) {
+    const offered = chainEntryPoints(chain).join(", ");
+    throw badRequest(`accountType ${accountType} runs on EntryPoint v${version}, which chain ${chain.chainId} does not offer (it offers ${offered}).`, {
+      accountType: { value: input.accountType, message: `chain ${chain.chainId} offers EntryPoint ${offered}` },
+    });
+  }
   // ERC6551V1: the token is checked on chain first; its holder is the owner, custodial when it is the player's key.
   const token = accountType === "ERC6551V1" ? await checkToken(db, ctx, chain, input) : null;
+  const delegated = isDelegatedType(accountType);
+  // An owner's EOA may delegate somewhere already (ours, or not): recorded as found, reported on the account.
+  const existingDelegation = delegated && input.externalOwnerAddress ? await onChain(chain, () => delegationOf(chain, input.externalOwnerAddress!)) : null;
   return db.transaction(async (tx) => {
     const player = input.player ? await getPlayer(tx, ctx, input.player) : await createPlayer(tx, ctx, {});
     const custodial = token ? (await custodialKeyOf(tx, player.id, token.holder)) !== undefined : input.externalOwnerAddress === undefined;
@@ -62,6 +74,13 @@ export async function createAccount(db: Queryable, ctx: ProjectContext, input: C
     const tokenId = token?.tokenId ?? null;
     const salt = accountSalt(player.id);
     const defaultGuardian = input.defaultGuardian ?? false;
+    const address = accountAddressOf({ ...ctx, accountType, chainId: input.chainId, ownerAddress: owner, salt, defaultGuardian, tokenContract, tokenId });
+    // A delegated account is its owner's EOA: one EOA is one account of the project per chain.
+    if (delegated) {
+      const [taken] = await tx.select({ id: accounts.id }).from(accounts).where(inScope(accounts, ctx, eq(accounts.chainId, input.chainId), eq(accounts.address, address)));
+      if (taken) throw conflict(`${address} is already account ${taken.id} on chain ${input.chainId}: a delegated account is its owner's EOA, so one EOA is one account.`);
+    }
+    const delegatedTo = existingDelegation?.delegate ? getAddress(existingDelegation.delegate) : existingDelegation?.hasCode ? address : null;
     const [row] = await tx
       .insert(accounts)
       .values({
@@ -70,7 +89,7 @@ export async function createAccount(db: Queryable, ctx: ProjectContext, input: C
         playerId: player.id,
         chainId: input.chainId,
         // With defaultGuardian the factory deploys it with the service as guardian: another address (see AccountFactory).
-        address: accountAddressOf({ ...ctx, accountType, chainId: input.chainId, ownerAddress: owner, salt, defaultGuardian, tokenContract, tokenId }),
+        address,
         ownerAddress: owner,
         custodial,
         accountType,
@@ -78,6 +97,7 @@ export async function createAccount(db: Queryable, ctx: ProjectContext, input: C
         defaultGuardian,
         tokenContract,
         tokenId,
+        delegatedTo,
       })
       .onConflictDoNothing({ target: [accounts.playerId, accounts.chainId] })
       .returning();
@@ -123,6 +143,8 @@ export async function syncAccount(db: Queryable, ctx: ProjectContext, id: string
   const account = await getAccount(db, ctx, id);
   const chain = chainFor(ctx, account.chainId);
   if (account.accountType === "ERC6551V1") return syncTokenBound(db, chain, account);
+  // An EOA owns itself: what can change is whom it delegates to.
+  if (isDelegatedType(account.accountType)) return refreshDelegation(db, chain, account);
   const state = await onChain(chain, () => readAccountState(chain, account.address as Address));
   const ownerAddress = state.owner ?? account.ownerAddress;
   // Custodial means we hold the key of the current owner: an owner changed on chain ends that.
@@ -189,10 +211,12 @@ export async function signPayload(db: Queryable, ctx: ProjectContext, id: string
   const ownerKey = tokenKey ?? (await findOwnerKey(db, account.playerId));
   if (!ownerKey) throw new Error(`custodial account ${account.id} has no owner key`);
   const signer = ownerSigner(ownerKey);
-  const digest = (tokenBound ? tokenBoundMessageDigest : accountMessageDigest)(account.chainId, account.address as Address, hash);
+  // DelegatedAccountV8 checks the EOA's own signature of the hash (what an EOA's signature means anyway).
+  const delegated = isDelegatedType(account.accountType);
+  const digest = delegated ? hash : (tokenBound ? tokenBoundMessageDigest : accountMessageDigest)(account.chainId, account.address as Address, hash);
   const ownerSignature = await signer.sign({ hash: digest });
   let signature: Hex = ownerSignature;
-  if (!(await isDeployed(ctx, account))) {
+  if (!delegated && !(await isDeployed(ctx, account))) {
     const { factory, data } = deploymentOf(account);
     signature = serializeErc6492Signature({ address: factory, data, signature: ownerSignature });
   }

@@ -17,12 +17,26 @@ export const ACCOUNT_TYPES = {
     ownership: true,
     /** defaultGuardian at creation. */
     guardian: true,
+    /** The EntryPoint version its operations go through. */
+    entryPoint: "0.6",
+    /** The account is an EOA delegating to our code (EIP-7702), not a contract of its own. */
+    delegated: false,
   },
   /** SmartAccount behind a BeaconProxy to its project's beacon: the project upgrades all its managed accounts at once. */
-  ManagedV5: { response: "Managed_v06", label: "Managed (upgraded with the project)", sessions: true, ownership: true, guardian: true },
+  ManagedV5: { response: "Managed_v06", label: "Managed (upgraded with the project)", sessions: true, ownership: true, guardian: true, entryPoint: "0.6", delegated: false },
   /** Token-bound (EIP-6551): whoever holds tokenContract/tokenId controls it, so no owner of its own to move or recover. */
-  ERC6551V1: { response: "ERC6551_v06", label: "Token-bound (ERC-6551)", sessions: false, ownership: false, guardian: false },
-} as const satisfies Record<string, { response: string; label: string; sessions: boolean; ownership: boolean; guardian: boolean }>;
+  ERC6551V1: { response: "ERC6551_v06", label: "Token-bound (ERC-6551)", sessions: false, ownership: false, guardian: false, entryPoint: "0.6", delegated: false },
+  /** SmartAccountV8 proxy from AccountFactoryV8 on EntryPoint v0.8: what UpgradeableV5 is, on the newer EntryPoint. */
+  UpgradeableV8: { response: "Upgradeable_v08", label: "Upgradeable on EntryPoint v0.8", sessions: true, ownership: true, guardian: true, entryPoint: "0.8", delegated: false },
+  /**
+   * The owner's EOA itself, delegating (EIP-7702) to DelegatedAccountV8 on EntryPoint v0.8: its key always rules, so no
+   * ownership transfer or guardians.
+   */
+  DelegatedV8: { response: "Delegated_v08", label: "Delegated EOA (EIP-7702, v0.8)", sessions: true, ownership: false, guardian: false, entryPoint: "0.8", delegated: true },
+} as const satisfies Record<
+  string,
+  { response: string; label: string; sessions: boolean; ownership: boolean; guardian: boolean; entryPoint: "0.6" | "0.8"; delegated: boolean }
+>;
 
 export type AccountType = keyof typeof ACCOUNT_TYPES;
 
@@ -66,3 +80,9 @@ function refuseZkSync(value: string, accepted: string): never {
 export const responseAccountType = (stored: string): string => ACCOUNT_TYPES[stored as AccountType]?.response ?? stored;
 
 export const accountTypeInfo = (stored: string) => ACCOUNT_TYPES[stored as AccountType];
+
+/** The EntryPoint version a stored type's operations use (0.6 for types this table does not know). */
+export const entryPointVersionOf = (stored: string): "0.6" | "0.8" => ACCOUNT_TYPES[stored as AccountType]?.entryPoint ?? "0.6";
+
+/** Whether a stored type is an EIP-7702 delegated EOA. */
+export const isDelegatedType = (stored: string): boolean => ACCOUNT_TYPES[stored as AccountType]?.delegated ?? false;

@@ -15,6 +15,7 @@ import {
 } from "viem";
 import { accountFactoryAbi, erc1967ProxyBytecode, smartAccountAbi } from "@/contracts/artifacts";
 import { serviceAccount } from "@/lib/keys/service-keys";
+import { accountFactoryCallV08, counterfactualAddressV08 } from "./accounts-v08";
 import { publicClient } from "./clients";
 import { serviceDeployment } from "./contracts";
 import { accountCreate2Salt } from "./deployment";
@@ -89,7 +90,10 @@ export function deploymentOf(account: DeployableAccount): { factory: Address; da
       return managedFactoryCall(account.projectId, account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
     case "ERC6551V1":
       return tokenBoundDeployment(tokenBindingOf(account));
+    case "UpgradeableV8":
+      return accountFactoryCallV08(account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
     default:
+      // DelegatedV8: an EOA, nothing to deploy (its first operation carries an EIP-7702 authorization instead).
       throw new Error(`no deployment for account type ${account.accountType}`);
   }
 }
@@ -103,6 +107,11 @@ export function accountAddressOf(account: DeployableAccount): Address {
       return managedAccountAddress(account.projectId, account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
     case "ERC6551V1":
       return tokenBoundAddress(tokenBindingOf(account));
+    case "UpgradeableV8":
+      return counterfactualAddressV08(account.ownerAddress as Address, account.salt as Hex, builtInGuardian(account));
+    case "DelegatedV8":
+      // The owner's EOA is the account.
+      return account.ownerAddress as Address;
     default:
       throw new Error(`no address for account type ${account.accountType}`);
   }

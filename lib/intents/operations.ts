@@ -7,6 +7,7 @@ import { presentIntent, presentIntents } from "./present";
 import { createIntentInput, getIntentInput, intentResponse, listIntentsInput, signatureInput } from "./schema";
 import * as intents from "./service";
 import { relayIntent, waitForLanding } from "./dispatch";
+import { authorizationOf } from "./operation-v08";
 import { submitSignature } from "./signature";
 import { metrics } from "@/lib/metrics";
 
@@ -69,7 +70,8 @@ export const signIntent = defineOperation({
   input: signatureInput,
   response: intentResponse,
   run: async ({ db, project, params, input, origin }) => {
-    const intent = await submitSignature(db, project, params.id!, input.signature as `0x${string}`);
+    const signedAuthorization = input.signedAuthorization ? authorizationOf(input.signedAuthorization) : undefined;
+    const intent = await submitSignature(db, project, params.id!, input.signature as `0x${string}`, signedAuthorization);
     const optimistic = input.optimistic ?? false;
     if (optimistic) refreshAfterCommit(async () => presentIntent(await getDb(), project, await waitForLanding(await getDb(), intent), undefined, origin));
     return presentIntent(db, project, await relayIntent(db, intent, optimistic), undefined, origin);

@@ -1,11 +1,11 @@
 import crypto from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
-import { isAddressEqual, recoverMessageAddress, toHex, type Hex } from "viem";
+import { isAddressEqual, toHex, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
 import { publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { estimateUserOperation, requiredPrefund, signUserOperation, userOperationHash } from "@/lib/chain/userop";
+import { estimateUserOperation, signUserOperation } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { getDeveloperAccount } from "@/lib/developer-accounts/service";
@@ -15,7 +15,9 @@ import { getPolicy } from "@/lib/policies/service";
 import { developerSender, playerSender, type IntentSender } from "./sender";
 import type { IntentRow } from "./service";
 import { intentHold, resizeHold } from "@/lib/sponsorship/ledger";
-import { deserializeUserOp, serializeUserOp } from "./userop-json";
+import { planOperationV08 } from "./operation-v08";
+import { deserializeUserOp } from "./userop-json";
+import { deserializeUserOpV08, hashOp, isStoredV08, opDeploys, opMaxCost, opSigner, signOp, storeOp, type VersionedOp } from "./versioned-op";
 
 /**
  * The intent's sender with the key the service signs its op with again: the service's guardian key for an op the
@@ -31,7 +33,7 @@ export async function signingSender(db: Db, intent: IntentRow): Promise<IntentSe
       ? developerSender(await getDeveloperAccount(db, ctx, intent.accountId), intent.chainId)
       : await playerSender(db, await getAccount(db, ctx, intent.accountId));
     const guardian = serviceAccount("guardian");
-    const signedBy = await recoverMessageAddress({ message: { raw: intent.userOperationHash as Hex }, signature: intent.userOperation.signature as Hex }).catch(() => null);
+    const signedBy = await opSigner(intent.userOperation, intent.userOperationHash as Hex);
     if (signedBy && isAddressEqual(signedBy, guardian.address)) return { ...sender, signer: guardian };
     // A session's key signed it: the owner key must not stand in for it (the key's window, uses and whitelist would not hold).
     if (intent.sessionId && signedBy && !isAddressEqual(signedBy, sender.ownerAddress)) return null;
@@ -58,6 +60,7 @@ export interface RebuildOptions {
  * longer pending.
  */
 export async function rebuildIntent(db: Db, intent: IntentRow, chain: ChainConfig, sender: IntentSender, options: RebuildOptions): Promise<boolean> {
+  if (isStoredV08(intent.userOperation)) return rebuildV08(db, intent, chain, sender, options);
   const old = deserializeUserOp(intent.userOperation);
   const ctx = { projectId: intent.projectId, livemode: intent.livemode };
   const paymaster = intent.sponsored ? await sponsorOf(db, ctx, chain, await getPolicy(db, ctx, intent.policyId!)) : null;
@@ -76,15 +79,37 @@ export async function rebuildIntent(db: Db, intent: IntentRow, chain: ChainConfi
   let op = built;
   if (paymaster) op = { ...op, paymasterAndData: await paymaster.sign(op) };
   op = await signUserOperation(chain, op, sender.signer!);
-  const maxCost = requiredPrefund(op);
+  return recordRebuilt(db, intent, chain, { version: "0.6", op });
+}
+
+/** rebuildIntent of a v0.8 op: the same callData; the factory call, or a custodial EOA's fresh EIP-7702 authorization, when it deploys. */
+async function rebuildV08(db: Db, intent: IntentRow, chain: ChainConfig, sender: IntentSender, options: RebuildOptions): Promise<boolean> {
+  const old = deserializeUserOpV08(intent.userOperation);
+  const ctx = { projectId: intent.projectId, livemode: intent.livemode };
+  const policy = intent.sponsored ? await getPolicy(db, ctx, intent.policyId!) : null;
+  const undeployed = !options.deploy && (await publicClient(chain).getCode({ address: sender.address })) === undefined;
+  const { op, paymaster } = await planOperationV08(
+    chain,
+    sender,
+    { calls: [], callData: old.callData, policy, nonceKey: options.freshNonce ? BigInt(toHex(crypto.randomBytes(24))) : old.nonce >> 64n },
+    null,
+    options.deploy || undeployed,
+  );
+  const sponsored = paymaster ? { ...op, paymasterData: await paymaster.sign(op) } : op;
+  return recordRebuilt(db, intent, chain, await signOp(chain, { version: "0.8", op: sponsored }, sender.signer!));
+}
+
+/** Records the rebuilt op in place of the old one (still pending, same hash as read) and resizes its hold. */
+async function recordRebuilt(db: Db, intent: IntentRow, chain: ChainConfig, op: VersionedOp): Promise<boolean> {
+  const maxCost = opMaxCost(op);
   return db.transaction(async (tx) => {
     const rows = await tx
       .update(transactionIntents)
       .set({
-        userOperation: serializeUserOp(op),
-        userOperationHash: userOperationHash(chain, op),
+        userOperation: storeOp(op),
+        userOperationHash: hashOp(chain, op),
         maxCost: maxCost.toString(),
-        deploysAccount: (op.initCode ?? "0x") !== "0x",
+        deploysAccount: opDeploys(op),
         updatedAt: sql`now()`,
       })
       .where(and(eq(transactionIntents.id, intent.id), eq(transactionIntents.status, "pending"), eq(transactionIntents.userOperationHash, intent.userOperationHash)))

@@ -14,7 +14,7 @@ import { DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
 import { signingSender, rebuildIntent, type RebuildOptions } from "./rebuild";
 import type { IntentSender } from "./sender";
 import type { IntentRow } from "./service";
-import { deserializeUserOp } from "./userop-json";
+import { loadOp, opDeploys, type VersionedOp } from "./versioned-op";
 import { metrics } from "@/lib/metrics";
 import { releaseIntent, settleIntent } from "@/lib/sponsorship/ledger";
 
@@ -33,8 +33,9 @@ const boundaryEvents = new Set(["UserOperationEvent", "BeforeExecution"]);
  * previous op's UserOperationEvent) and before the op's UserOperationEvent.
  */
 function opLogs(logs: Log<bigint, number, false>[], userOpHash: Hex) {
-  const { entryPoint } = serviceDeployment();
-  const isEntryPoint = (log: Log<bigint, number, false>) => log.address.toLowerCase() === entryPoint.toLowerCase();
+  // Either EntryPoint: v0.8 emits the same UserOperationEvent and BeforeExecution.
+  const { entryPoint, entryPointV08 } = serviceDeployment();
+  const isEntryPoint = (log: Log<bigint, number, false>) => [entryPoint, entryPointV08].some((a) => log.address.toLowerCase() === a.toLowerCase());
   const parsed = parseEventLogs({ abi: entryPointAbi, logs: logs.filter(isEntryPoint) });
   const names = new Map(parsed.map((p) => [p.logIndex, p]));
   const end = logs.findIndex((log) => {
@@ -139,9 +140,10 @@ export async function landIntent(db: Db, intentId: string, options: { rebuild?: 
   if (!intent || (intent.status !== "pending" && intent.status !== "broadcast")) return settledOutcome(intent);
   const chain = chainOf(intent);
   const hash = intent.userOperationHash as Hex;
-  const op = deserializeUserOp(intent.userOperation);
+  const versioned = loadOp(intent.userOperation);
+  const op = versioned.op;
   // Without code at its sender, an op without initCode cannot have landed: no need to look for it.
-  if ((op.initCode ?? "0x") === "0x" && !(await hasCode(chain, op.sender))) {
+  if (!opDeploys(versioned) && !(await hasCode(chain, op.sender))) {
     const outcome = await awaitDeployment(db, intent, chain);
     // The deployer is on its way: its op usually lands within moments, worth waiting for here rather than in a sleep.
     if (outcome !== "held" || !(await deployedWithin(chain, op.sender, HOLD_IN_PROCESS_MS))) return outcome;
@@ -150,7 +152,7 @@ export async function landIntent(db: Db, intentId: string, options: { rebuild?: 
   let bundle: TransactionReceipt | undefined;
   if (!receipt) {
     try {
-      ({ receipt, transaction: bundle } = await enqueue(chain, op));
+      ({ receipt, transaction: bundle } = await enqueueOp(chain, versioned));
     } catch (err) {
       if (!(err instanceof UserOperationRejectedError)) throw err;
       // Screened before its deployment landed (or the deployment was undone): the same as above.
@@ -166,6 +168,9 @@ export async function landIntent(db: Db, intentId: string, options: { rebuild?: 
   await recordLanding(db, intent, receipt, bundle);
   return "landed";
 }
+
+/** Into the relayer's next bundle, at the op's EntryPoint. */
+const enqueueOp = (chain: ChainConfig, v: VersionedOp) => (v.version === "0.8" ? enqueue(chain, v.op, { entryPointVersion: "0.8" }) : enqueue(chain, v.op));
 
 const hasCode = async (chain: ChainConfig, address: Address) => (await publicClient(chain).getCode({ address })) !== undefined;
 
@@ -218,7 +223,7 @@ async function awaitDeployment(db: Db, intent: IntentRow, chain: ChainConfig): P
   const deployer = await liveDeployer(db, intent.chainId, intent.accountId);
   if (deployer && deployer.id !== intent.id) return "held";
   // Looked after the deployer's status: a deployer that landed meanwhile has left code, so this op can go.
-  const op = deserializeUserOp(intent.userOperation);
+  const op = loadOp(intent.userOperation).op;
   if (await hasCode(chain, op.sender)) return "retry";
   const sender = await signingSender(db, intent);
   if (sender) return rebuild(db, intent, chain, sender, { deploy: true });

@@ -16,6 +16,24 @@ const amount = z.preprocess(
     .refine((v) => !/^\d{78}$/.test(v) || BigInt(v) <= maxUint256, "Amount exceeds the largest uint256 (2^256 - 1)"),
 );
 
+const word = z.string().regex(/^0x[0-9a-fA-F]{1,64}$/, "Expected a 0x-prefixed hex number of at most 32 bytes");
+
+/** An EIP-7702 authorization signed by a Delegated_v08 account's EOA: viem's SignedAuthorization JSON. */
+export const signedAuthorizationField = z
+  .strictObject({
+    address: addressField().optional(),
+    contractAddress: addressField().optional(),
+    chainId: integerField({ min: 0 }),
+    nonce: integerField({ min: 0 }),
+    r: word,
+    s: word,
+    yParity: integerField({ min: 0, max: 1 }).optional(),
+    v: integerField({ min: 0 }).optional(),
+  })
+  .describe(
+    "Delegated_v08 accounts whose EOA does not delegate to this service's DelegatedAccountV8 yet: the owner's EIP-7702 authorization for it (viem's signAuthorization result: address (or contractAddress) = the implementation, chainId, nonce = the EOA's current transaction nonce, r, s, yParity). Without it, an owner-held account's first intent answers nextAction sign_authorization saying what to sign.",
+  );
+
 /** A call: a registered contract's function with arguments, or raw `to` (+ `data`); either may send `value`. */
 const interaction = z.strictObject({
   contract: z.string().startsWith("con_", "Expected a contract id (con_...)").optional(),
@@ -48,6 +66,7 @@ export const createIntentInput = z.strictObject({
     .describe(
       "A session (ses_) of the intent's account whose key signs this intent: it comes back awaiting_signature with nextAction even for a custodial account, and its signature goes to POST /v1/transaction_intents/{id}/signature. Refused with a 400 when the key is expired, not valid yet, out of uses or the calls leave its whitelist. account may then be omitted.",
     ),
+  signedAuthorization: signedAuthorizationField.optional(),
   expand,
 });
 
@@ -68,12 +87,14 @@ export const signatureInput = z.strictObject({
     .string({ error: "signature is required" })
     .regex(/^0x[0-9a-fA-F]+$/, "Expected a 0x-prefixed hex signature")
     .describe(
-      "personal_sign of the userOperationHash's 32 bytes by the account's owner or by one of its active session keys. A session key's is checked against the chain first: window, uses left (counting its intents in flight), whitelisted targets, never the account itself; a refusal is a 400 naming why.",
+      "EntryPoint v0.6 accounts: personal_sign of the userOperationHash's 32 bytes; v0.8 accounts (Upgradeable_v08, Delegated_v08): the raw ECDSA signature of the userOperationHash, i.e. eth_signTypedData_v4 of nextAction.payload.typedData. By the account's owner or by one of its active session keys. A session key's is checked against the chain first: window, uses left (counting its intents in flight), whitelisted targets, never the account itself; a refusal is a 400 naming why.",
     ),
+  signedAuthorization: signedAuthorizationField.optional(),
   optimistic: booleanField().optional(),
 });
 
-const hexRecord = z.record(z.string(), z.string());
+/** A userOperation's fields as hex strings; a v0.8 op's eip7702Auth is an object of them. */
+const hexRecord = z.record(z.string(), z.union([z.string(), z.record(z.string(), z.string())]));
 
 export const intentResponse = z.object({
   id: z.string(),
@@ -81,7 +102,7 @@ export const intentResponse = z.object({
   createdAt: z.number().int(),
   updatedAt: z.number().int(),
   chainId: z.number().int(),
-  abstractionType: z.literal("accountAbstractionV6"),
+  abstractionType: z.enum(["accountAbstractionV6", "accountAbstractionV8"]),
   userOperationHash: z.string(),
   userOperation: hexRecord,
   details: z.object({ userOperationHash: z.string(), userOperation: hexRecord }),
@@ -119,12 +140,20 @@ export const intentResponse = z.object({
     .optional(),
   nextAction: z
     .object({
-      type: z.literal("sign_with_wallet"),
+      type: z.enum(["sign_with_wallet", "sign_authorization"]),
       payload: z.object({
         userOperationHash: z.string(),
         userOperation: hexRecord,
         userOpHash: z.string(),
         userOp: hexRecord,
+        /**
+         * How the hash is signed: personal_sign (EntryPoint v0.6 accounts) or the raw hash, which for v0.8 is the EIP-712
+         * digest of typedData (eth_signTypedData_v4 of typedData gives the same signature).
+         */
+        signWith: z.enum(["personal_sign", "typed_data"]).optional(),
+        typedData: z.record(z.string(), z.unknown()).optional(),
+        /** sign_authorization: the EIP-7702 authorization the owner's EOA signs first (then the op, with the same request). */
+        authorization: z.object({ contractAddress: z.string(), address: z.string(), chainId: z.number().int(), nonce: z.number().int() }).optional(),
         /** The signing page for the account's owner: an unguessable link that expires with the sponsorship (or in an hour). */
         signingUrl: z.string().optional(),
       }),

@@ -1,7 +1,7 @@
 // Transaction intents: creating one (building, sponsoring and signing its userOperation), recording it, reading them.
 import crypto from "node:crypto";
 import { eq, gt, inArray, lte, sql, type AnyColumn, type SQL } from "drizzle-orm";
-import { toHex, type Address, type Hex } from "viem";
+import { toHex, type Address, type Hex, type SignedAuthorization } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
 import { requireDeployment } from "@/lib/chain/contracts";
@@ -13,12 +13,12 @@ import {
   estimateUserOperation,
   preVerificationGas,
   requiredPrefund,
-  signUserOperation,
-  userOperationHash,
   UserOperationRejectedError,
   type AccountCall,
-  type UserOp,
 } from "@/lib/chain/userop";
+import { entryPointVersionOf } from "@/lib/accounts/types";
+import { authorizationOf, planOperationV08 } from "./operation-v08";
+import { hashOp, opDeploys, signOp, storeOp, type VersionedOp } from "./versioned-op";
 import type { Queryable, Tx } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
@@ -37,9 +37,8 @@ import { resolveInteraction } from "./interactions";
 import { playerSender, resolveSender, type IntentSender } from "./sender";
 import { serializeIntent } from "./serializer";
 import { sessionSigning } from "./session-keys";
-import { serializeUserOp } from "./userop-json";
 import { currentRequestId } from "@/lib/http/request-context";
-import { sponsorOf, type PaymasterSponsor } from "@/lib/paymasters/sponsor";
+import { sponsorOf } from "@/lib/paymasters/sponsor";
 import { recordDecline, SponsorshipDeclined } from "@/lib/sponsorship/declines";
 import { hold, type HoldCause } from "@/lib/sponsorship/ledger";
 import { usdPrice } from "@/lib/sponsorship/prices";
@@ -79,6 +78,7 @@ export async function createIntent(db: Queryable, ctx: ProjectContext, input: Cr
     optimistic: input.optimistic ?? false,
     confirmationBlocks: input.confirmationBlocks ?? 5,
     ...(session && { sessionId: session.sessionId, prepareCheck: session.prepareCheck }),
+    ...(input.signedAuthorization && { signedAuthorization: authorizationOf(input.signedAuthorization) }),
   };
   let intent: IntentRow;
   try {
@@ -156,9 +156,11 @@ export interface IntentPlan {
   /** fallback=self_pay: the decline the intent fell back from (it pays its own gas), recorded on it. */
   sponsorshipDecline?: Record<string, unknown>;
   /** Runs in the transaction that records the intent, to refuse it under a lock (e.g. over-withdrawal). */
-  check?: (tx: Tx, op: UserOp) => Promise<void>;
+  check?: (tx: Tx, op: VersionedOp) => Promise<void>;
   /** Reads what a check needs from the chain before that transaction (no remote call holds it open); the check it gives runs in it. */
-  prepareCheck?: (op: UserOp) => Promise<(tx: Tx) => Promise<void>>;
+  prepareCheck?: (op: VersionedOp) => Promise<(tx: Tx) => Promise<void>>;
+  /** A Delegated_v08 account's first intent: the owner's signed EIP-7702 authorization (to this service's DelegatedAccountV8). */
+  signedAuthorization?: SignedAuthorization;
 }
 
 /**
@@ -198,29 +200,53 @@ async function recordOnce(db: Queryable, ctx: ProjectContext, chain: ChainConfig
 
 /** An intent's operation as built: gas estimated, fees chosen, a token charge planned; not signed by anyone yet. */
 export interface PlannedOperation {
-  op: UserOp;
+  /** The op of the account's EntryPoint version. */
+  versioned: VersionedOp;
+  /** The op's fee fields (either version has them). */
+  op: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
   /** Its most cost, wei (what a paymaster, or the account, must prefund). */
   maxCost: bigint;
   tokenCharge: bigint | null;
-  /** Our VerifyingPaymaster, or the ERC-7677 service of the paymaster the policy names; null when the account pays. */
-  paymaster: PaymasterSponsor | null;
+  /** Our VerifyingPaymaster(V8), or the ERC-7677 service of the paymaster the policy names; null when the account pays. */
+  paymaster: { remote: boolean } | null;
+  /** The op with its paymaster's final data signed (the account signs after this); the op itself without a paymaster. */
+  sponsored(): Promise<VersionedOp>;
 }
 
 /**
  * Builds the intent's operation without recording anything (the dry run's "what would it cost"): the sponsor's
  * paymaster chosen (its stub only: nothing is signed), gas estimated, a token charge planned. `deploying`: for an
- * undeployed account, the op carries the initCode; otherwise it is built to run after the op that does.
+ * undeployed account, the op carries the initCode; otherwise it is built to run after the op that does. An EntryPoint
+ * v0.8 account's op is a v0.8 one (see planOperationV08).
  */
 export async function planOperation(
   db: Queryable,
   ctx: ProjectContext,
   chain: ChainConfig,
   sender: IntentSender,
-  plan: Pick<IntentPlan, "calls" | "sponsor" | "callData">,
+  plan: Pick<IntentPlan, "calls" | "sponsor" | "callData" | "signedAuthorization">,
   deploying: boolean,
 ): Promise<PlannedOperation> {
   const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
   const charging = plan.sponsor?.evaluate ? await planTokenCharge(db, ctx, chain, plan.sponsor.policy, sender.address) : null;
+  if (entryPointVersionOf(sender.accountType) === "0.8") {
+    const planned = await planOperationV08(
+      chain,
+      sender,
+      { calls: accountCalls, callData: plan.callData, policy: plan.sponsor?.policy ?? null, signedAuthorization: plan.signedAuthorization, nonceKey: freshNonceKey() },
+      charging,
+      deploying,
+    );
+    const { op, paymaster } = planned;
+    return {
+      ...planned,
+      versioned: { version: "0.8", op },
+      sponsored: async () => ({ version: "0.8", op: paymaster ? { ...op, paymasterData: await paymaster.sign(op) } : op }),
+    };
+  }
+  if (plan.signedAuthorization) {
+    throw badRequest("signedAuthorization applies to Delegated_v08 accounts only.", { signedAuthorization: { message: `account ${sender.id} is not a delegated account` } });
+  }
   // Our VerifyingPaymaster, or the ERC-7677 service of the paymaster the policy names.
   const paymaster = plan.sponsor ? await sponsorOf(db, ctx, chain, plan.sponsor.policy) : null;
   const callData = (charge?: bigint): Hex => {
@@ -246,7 +272,14 @@ export async function planOperation(
     built = { ...built, callData: callData(tokenCharge) };
     built.preVerificationGas = preVerificationGas(built);
   }
-  return { op: built, maxCost: requiredPrefund(built), tokenCharge, paymaster };
+  return {
+    versioned: { version: "0.6", op: built },
+    op: built,
+    maxCost: requiredPrefund(built),
+    tokenCharge,
+    paymaster,
+    sponsored: async () => ({ version: "0.6", op: paymaster ? { ...built, paymasterAndData: await paymaster.sign(built) } : built }),
+  };
 }
 
 /**
@@ -257,7 +290,8 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
   const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
   // A gas_price ceiling: an intent the service signs waits (up to the rule's waitSeconds) for the fee to fall under it.
   if (plan.sponsor?.evaluate && sender.signer) await waitForGasCeiling(chain, plan.sponsor.rules);
-  const { op: built, maxCost, tokenCharge, paymaster } = await planOperation(db, ctx, chain, sender, plan, deploying);
+  const planned = await planOperation(db, ctx, chain, sender, plan, deploying);
+  const { op: built, maxCost, tokenCharge, paymaster } = planned;
   // Our paymaster spends the project's sponsorship balance: the op's most cost is held in the transaction that records
   // it, before its signed paymasterAndData leaves the service (a registered paymaster spends its own service's money).
   const ours = paymaster !== null && !paymaster.remote;
@@ -282,12 +316,13 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
   // A remote service is asked only for what the rules allow; they are checked again under the lock that records the intent.
   // Signing happens outside the transaction: the service may be this one (an embedded database runs one transaction at a time).
   if (evaluate && paymaster?.remote) await db.transaction(evaluate);
-  const sponsored = paymaster ? { ...built, paymasterAndData: await paymaster.sign(built) } : built;
+  const sponsored = await planned.sponsored();
   const prepared = await plan.prepareCheck?.(sponsored);
   const id = newId("transactionIntent");
 
   // Signed before the transaction (a local key): the project's balance row, locked by the hold, is held only to commit.
-  const op = sender.signer ? await signUserOperation(chain, sponsored, sender.signer) : sponsored;
+  // An owner-held delegated EOA's authorization still unsigned: the owner signs it and the op (nextAction).
+  const op = sender.signer ? await signOp(chain, sponsored, sender.signer) : sponsored;
 
   return db.transaction(async (tx) => {
     await evaluate?.(tx);
@@ -305,8 +340,8 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
         status: sender.signer ? "pending" : "awaiting_signature",
         sponsored: plan.sponsor !== null,
         interactions: plan.interactions,
-        userOperation: serializeUserOp(op),
-        userOperationHash: userOperationHash(chain, op),
+        userOperation: storeOp(op),
+        userOperationHash: hashOp(chain, op),
         maxCost: maxCost.toString(),
         tokenCharge: tokenCharge?.toString() ?? null,
         tokenWithdrawal: plan.tokenWithdrawal?.toString() ?? null,
@@ -314,7 +349,7 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
         sessionId: plan.sessionId ?? null,
         optimistic: plan.optimistic,
         confirmationBlocks: plan.confirmationBlocks,
-        deploysAccount: (op.initCode ?? "0x") !== "0x",
+        deploysAccount: opDeploys(op),
         sponsorshipDecline: plan.sponsorshipDecline ?? null,
       })
       .returning();

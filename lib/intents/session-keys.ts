@@ -1,10 +1,10 @@
 import { and, desc, eq, inArray, isNull } from "drizzle-orm";
-import { decodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, size, type Address, type Hex } from "viem";
-import { smartAccountAbi } from "@/contracts/artifacts";
+import { decodeFunctionData, getAddress, isAddressEqual, size, type Address, type Hex } from "viem";
+import { simple7702AccountAbi, smartAccountAbi } from "@/contracts/artifacts";
 import { chainNow, chainTime, readKey } from "@/lib/sessions/chain";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { paymasterPays, requiredPrefund, type UserOp } from "@/lib/chain/userop";
+import { opDeploys, opMaxCost, opSigner, opSponsored, type VersionedOp } from "./versioned-op";
 import type { Queryable, Tx } from "@/lib/db/client";
 import { sessions, transactionIntents } from "@/lib/db/schema";
 import { badRequest, referenced } from "@/lib/http/errors";
@@ -24,7 +24,7 @@ export async function inFlightUses(db: Queryable, chainId: number, accountId: st
     .where(and(eq(transactionIntents.chainId, chainId), eq(transactionIntents.accountId, accountId), inArray(transactionIntents.status, ["pending", "broadcast"])));
   let count = 0;
   for (const row of rows) {
-    const signer = await recoverMessageAddress({ message: { raw: row.hash as Hex }, signature: row.op.signature as Hex }).catch(() => null);
+    const signer = await opSigner(row.op, row.hash as Hex);
     if (signer && isAddressEqual(signer, key)) count += 1;
   }
   return count;
@@ -33,10 +33,13 @@ export async function inFlightUses(db: Queryable, chainId: number, accountId: st
 /** The targets an op's callData calls, or why a session key may not sign it at all (only execute/executeBatch). */
 function targetsOf(account: Address, callData: Hex): Address[] | string {
   let name: string | undefined;
-  try {
-    name = size(callData) >= 4 ? decodeFunctionData({ abi: smartAccountAbi, data: callData }).functionName : undefined;
-  } catch {
-    name = undefined;
+  // v0.6 SmartAccount's execute/executeBatch, or v0.8 BaseAccount's (executeBatch of Call[]).
+  for (const abi of [smartAccountAbi, simple7702AccountAbi]) {
+    try {
+      name ??= size(callData) >= 4 ? decodeFunctionData({ abi, data: callData }).functionName : undefined;
+    } catch {
+      // not this version's
+    }
   }
   if (name !== "execute" && name !== "executeBatch") {
     return `a session key may only sign calls through execute or executeBatch, and this operation calls ${name ?? "the account directly"}`;
@@ -48,15 +51,15 @@ export interface SessionKeyCheck {
   chain: ChainConfig;
   account: { id: string; address: Address };
   key: Address;
-  op: Pick<UserOp, "callData" | "initCode" | "callGasLimit" | "verificationGasLimit" | "preVerificationGas" | "maxFeePerGas" | "paymasterAndData">;
+  op: VersionedOp;
 }
 
 /** Why the key's fee cap refuses the op (the account's own validation would: AA24), or null. */
 function feeRefusal(key: Address, cap: bigint, op: SessionKeyCheck["op"]): string | null {
-  if (paymasterPays(op.paymasterAndData)) return null;
-  // v0.6's prefund without a paymaster ((callGasLimit + verificationGasLimit + preVerificationGas) × maxFeePerGas):
-  // the most the op can cost the account, tip included.
-  const cost = requiredPrefund(op);
+  if (opSponsored(op)) return null;
+  // The prefund without a paymaster ((callGasLimit + verificationGasLimit + preVerificationGas) × maxFeePerGas, either
+  // version): the most the op can cost the account, tip included.
+  const cost = opMaxCost(op);
   if (cost <= cap) return null;
   if (cap === 0n) {
     return `session key ${key} signs only operations a paymaster pays for (it was registered without maxFeePerOp), and this one would make the account pay up to ${cost} wei in fees: create the intent under a policy that sponsors it`;
@@ -89,7 +92,7 @@ const UNDEPLOYED = "the account is not deployed, and session keys live on a depl
 async function chainRefusal({ chain, account, key, op }: SessionKeyCheck): Promise<string | { used: number; limit: number }> {
   const [code, state, now] = await Promise.all([
     onChain(chain, () => publicClient(chain).getCode({ address: account.address })),
-    (op.initCode ?? "0x") === "0x" ? readKey(chain, account.address, key) : null,
+    !opDeploys(op) ? readKey(chain, account.address, key) : null,
     chainNow(chain),
   ]);
   if (!code || !state) return UNDEPLOYED;
@@ -97,7 +100,7 @@ async function chainRefusal({ chain, account, key, op }: SessionKeyCheck): Promi
   if (!state.active) return `session key ${key} was revoked (or retired by a change of the account's owner)`;
   if (now < state.validAfter) return `session key ${key} is not valid yet: valid from ${chainTime(state.validAfter)}, and the chain's time is ${chainTime(now)}`;
   if (now >= state.validUntil) return `session key ${key} expired at ${chainTime(state.validUntil)} (the chain's time is ${chainTime(now)})`;
-  const targets = targetsOf(account.address, op.callData);
+  const targets = targetsOf(account.address, op.op.callData);
   if (typeof targets === "string") return targets;
   for (const target of targets) {
     if (isAddressEqual(target, account.address)) return `a session key may not call the account itself (${account.address})`;
@@ -145,8 +148,8 @@ export async function sessionSigning(db: Queryable, ctx: ProjectContext, chain: 
     accountId: session.accountId,
     sessionId: session.id,
     // The chain is asked before the transaction that records the intent; the in-flight uses are counted in it.
-    prepareCheck: async (op: UserOp) => {
-      const judge = await sessionKeyJudge({ chain, account: { id: session.accountId, address: op.sender }, key, op });
+    prepareCheck: async (op: VersionedOp) => {
+      const judge = await sessionKeyJudge({ chain, account: { id: session.accountId, address: op.op.sender }, key, op });
       return async (tx: Tx) => {
         const refused = await judge(tx);
         if (refused) throw refuse(refused.why);

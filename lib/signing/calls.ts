@@ -1,5 +1,5 @@
 import { decodeFunctionData, erc20Abi, formatEther, formatUnits, isAddressEqual, maxUint256, size, slice, type Abi, type Address, type Hex } from "viem";
-import { accountFactoryAbi, erc6551RegistryAbi, managedAccountFactoryAbi, smartAccountAbi } from "@/contracts/artifacts";
+import { accountFactoryAbi, erc6551RegistryAbi, managedAccountFactoryAbi, simple7702AccountAbi, smartAccountAbi } from "@/contracts/artifacts";
 import { decodedJson } from "@/lib/contracts/decoded-json";
 
 /**
@@ -112,7 +112,14 @@ export function accountCalls(sender: Address, callData: Hex): RawCall[] {
       }
     }
   } catch {
-    // not an execute call: a direct call to the account, decoded (or shown raw) below
+    // not a v0.6 execute call: a v0.8 one, or a direct call to the account, decoded (or shown raw) below
+  }
+  try {
+    // EntryPoint v0.8 accounts (BaseAccount v0.8: SmartAccountV8, DelegatedAccountV8): executeBatch takes Call[].
+    const call = decodeFunctionData({ abi: simple7702AccountAbi, data: callData });
+    if (call.functionName === "executeBatch") return call.args[0].map((c) => ({ to: c.target, value: c.value, data: c.data }));
+  } catch {
+    // a direct call to the account
   }
   return [{ to: sender, value: 0n, data: callData }];
 }
