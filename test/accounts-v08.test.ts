@@ -10,6 +10,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
+import { openSigningLink, submitLinkSignature } from "@/lib/signing/service";
 import { call, expectError, newProject, waitForLanding } from "./api";
 import { clientOf } from "./chain";
 import { setBalance } from "@/lib/chain/testing";
@@ -104,8 +105,11 @@ describe("Upgradeable_v08 accounts", () => {
     const typed = nextAction.payload.typedData;
     const signature = await owner.signTypedData({ ...typed, message: { ...typed.message, nonce: BigInt(typed.message.nonce), preVerificationGas: BigInt(typed.message.preVerificationGas) } });
     expect(signature).toBe(await owner.sign({ hash: userOperationHash as Hex }));
-    const signed = await call("POST", `/v1/transaction_intents/${created.body.id}/signature`, { key, form: { signature } });
-    expect(signed.status, JSON.stringify(signed.body)).toBe(200);
+    // The signing page shows the same typed data for the wallet, and takes the signature as the API does.
+    const token = new URL(nextAction.payload.signingUrl).searchParams.get("t")!;
+    const page = await openSigningLink(await getDb(), token, created.body.id);
+    expect(page.state === "awaiting" && page.view.typedData).toEqual(typed);
+    expect(await submitLinkSignature(await getDb(), token, created.body.id, { signature })).toMatchObject({ final: false });
     expect((await waitForLanding(key, created.body.id)).response.status).toBe(1);
   }, 60_000);
 

@@ -1,8 +1,10 @@
 import { eq, inArray, sql } from "drizzle-orm";
-import { decodeFunctionData, erc20Abi, isAddressEqual, type Address, type Hex } from "viem";
+import { concat, decodeFunctionData, erc20Abi, isAddressEqual, type Address, type Hex } from "viem";
 import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
+import { isEip7702Factory } from "@/lib/chain/userop";
+import { isStoredV08 } from "@/lib/intents/versioned-op";
 import { registeredContractsAt } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { contracts, developerAccounts } from "@/lib/db/schema";
@@ -74,6 +76,16 @@ async function chargeOf(db: Queryable, intent: IntentRow, policy: PolicyRow | nu
 }
 
 /**
+ * The op's deployment as v0.6's initCode: a v0.8 op's factory ++ factoryData (its EIP-7702 marker deploys nothing: the
+ * EOA delegates, which the page says apart).
+ */
+function initCodeOf(op: Record<string, string>): Hex {
+  if (!isStoredV08(op)) return (op.initCode ?? "0x") as Hex;
+  if (!op.factory || isEip7702Factory(op.factory as Hex)) return "0x";
+  return concat([op.factory as Hex, (op.factoryData ?? "0x") as Hex]);
+}
+
+/**
  * Every step of the intent's userOperation as it is stored, decoded against the project's
  * registered contracts, our account's ABI and ERC-20, for the owner to read before signing it.
  */
@@ -94,7 +106,8 @@ export async function decodeIntentOperation(db: Queryable, ctx: ProjectContext, 
     {
       account: sender,
       symbol: chain?.nativeCurrency.symbol ?? "ETH",
-      accountFactory: serviceDeployment().accountFactory,
+      // v0.8 accounts deploy through AccountFactoryV8 (the same createAccount ABI).
+      accountFactory: isStoredV08(op) ? serviceDeployment().accountFactoryV08 : serviceDeployment().accountFactory,
       tokenBoundRegistry: serviceDeployment().tokenBoundRegistry,
       managedAccountFactory: serviceDeployment().managedAccountFactory,
       serviceGuardian: serviceAccount("guardian").address,
@@ -103,6 +116,6 @@ export async function decodeIntentOperation(db: Queryable, ctx: ProjectContext, 
       tokens,
       charge,
     },
-    { initCode: (op.initCode ?? "0x") as Hex, callData: (op.callData ?? "0x") as Hex },
+    { initCode: initCodeOf(op), callData: (op.callData ?? "0x") as Hex },
   );
 }

@@ -15,6 +15,7 @@ import { isFinal } from "@/lib/intents/search";
 import { getIntent, type IntentRow } from "@/lib/intents/service";
 import { signingOwner } from "@/lib/accounts/token-bound";
 import { submitSignature } from "@/lib/intents/signature";
+import { deserializeUserOpV08, isStoredV08, isUnsignedAuthorization, userOperationTypedDataJson } from "@/lib/intents/versioned-op";
 import { getPolicy } from "@/lib/policies/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import type { DecodedCall } from "./calls";
@@ -51,6 +52,16 @@ export interface SigningView {
   interactions: SigningInteraction[];
   /** When the link (and, when sponsored, the sponsorship) runs out, in Unix seconds. */
   expiresAt: number;
+  /**
+   * EntryPoint v0.8 accounts: the EIP-712 typed data of the packed op, whose digest is the userOperationHash the account
+   * checks (signed with eth_signTypedData_v4); absent for v0.6 accounts (personal_sign of the hash).
+   */
+  typedData?: Record<string, unknown>;
+  /**
+   * A delegated EOA's first operation: the EIP-7702 authorization it still needs. Browser wallets do not sign those for
+   * web pages, so the page says what the owner's own client must sign instead.
+   */
+  authorization?: { contractAddress: string; chainId: number; nonce: number };
 }
 
 /** An intent's progress after signing, for the page to poll. */
@@ -137,6 +148,18 @@ export async function signingView(db: Queryable, ctx: ProjectContext, intent: In
     calls: await decodeIntentOperation(db, ctx, intent, policy),
     interactions: await Promise.all(intent.interactions.map((item) => describeInteraction(db, ctx, intent, item, chain?.nativeCurrency.symbol ?? "ETH"))),
     expiresAt: linkExpiry(intent),
+    ...v08Signing(intent),
+  };
+}
+
+/** What a v0.8 intent's page needs beyond the hash: its typed data, and the authorization it may still lack. */
+function v08Signing(intent: IntentRow): Pick<SigningView, "typedData" | "authorization"> {
+  if (!isStoredV08(intent.userOperation)) return {};
+  const op = deserializeUserOpV08(intent.userOperation);
+  const auth = op.authorization;
+  return {
+    typedData: userOperationTypedDataJson({ chainId: intent.chainId }, op),
+    ...(auth && isUnsignedAuthorization(auth) ? { authorization: { contractAddress: auth.address, chainId: auth.chainId, nonce: auth.nonce } } : {}),
   };
 }
 

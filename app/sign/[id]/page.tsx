@@ -83,7 +83,28 @@ export default async function SignPage({ params, searchParams }: { params: Promi
         <OperationCalls calls={view.calls} interactions={view.interactions} />
       </Card>
       <Card title="Sign with your wallet">
-        <SignPanel intentId={view.intentId} token={token!} chain={{ id: view.chainId, name: view.chainName }} ownerAddress={view.ownerAddress} userOperationHash={view.userOperationHash} />
+        {view.authorization ? (
+          // Browser wallets refuse to sign EIP-7702 delegations for web pages: said plainly, with what to sign elsewhere.
+          <div className="space-y-2 text-sm" data-testid="sign-authorization">
+            <p>
+              This account is your own address ({view.ownerAddress}), and this first transaction also makes it a smart account (EIP-7702): your key must sign an
+              authorization delegating it to {view.authorization.contractAddress} on chain {view.authorization.chainId} with nonce {view.authorization.nonce}.
+            </p>
+            <p>
+              Browser wallets do not sign delegations for web pages. Sign it in the app that holds your key (for example an embedded wallet, with viem&apos;s
+              signAuthorization) and send it with the signature of this operation. Once your address delegates, later transactions are signed here.
+            </p>
+          </div>
+        ) : (
+          <SignPanel
+            intentId={view.intentId}
+            token={token!}
+            chain={{ id: view.chainId, name: view.chainName }}
+            ownerAddress={view.ownerAddress}
+            userOperationHash={view.userOperationHash}
+            typedData={view.typedData}
+          />
+        )}
       </Card>
     </Shell>
   );

@@ -3,7 +3,7 @@
 import { QueryClient, QueryClientProvider, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { isAddressEqual, type Address, type Hex } from "viem";
-import { createConfig, createStorage, custom, injected, noopStorage, useConnect, useConnection, useConnectors, useDisconnect, useSignMessage, WagmiProvider } from "wagmi";
+import { createConfig, createStorage, custom, injected, noopStorage, useConnect, useConnection, useConnectors, useDisconnect, useSignMessage, useSignTypedData, WagmiProvider } from "wagmi";
 import { Badge, intentState } from "@/components/badge";
 import { buttonClass } from "@/components/page";
 import type { SigningStatus } from "@/lib/signing/service";
@@ -14,6 +14,8 @@ interface SignPanelProps {
   chain: { id: number; name: string };
   ownerAddress: string;
   userOperationHash: Hex;
+  /** EntryPoint v0.8: the op's EIP-712 typed data, signed with eth_signTypedData_v4 (its digest is the userOperationHash). */
+  typedData?: Record<string, unknown>;
 }
 
 /**
@@ -63,12 +65,19 @@ function walletError(err: unknown): string {
   return e?.shortMessage ?? e?.message ?? "The wallet could not complete the request.";
 }
 
-function Signer({ intentId, token, ownerAddress, userOperationHash }: SignPanelProps) {
+/** The typed data as JSON carries uint256 fields as decimal strings: the wallet call wants numbers. */
+function typedDataForWallet(typed: Record<string, unknown>) {
+  const message = typed.message as Record<string, unknown>;
+  return { ...typed, message: { ...message, nonce: BigInt(message.nonce as string), preVerificationGas: BigInt(message.preVerificationGas as string) } };
+}
+
+function Signer({ intentId, token, ownerAddress, userOperationHash, typedData }: SignPanelProps) {
   const connection = useConnection();
   const connectors = useConnectors();
   const connect = useConnect();
   const disconnect = useDisconnect();
   const sign = useSignMessage();
+  const signTyped = useSignTypedData();
   const [submitting, setSubmitting] = useState(false);
   const [submitted, setSubmitted] = useState<SigningStatus | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
@@ -94,7 +103,10 @@ function Signer({ intentId, token, ownerAddress, userOperationHash }: SignPanelP
     try {
       let signature: Hex;
       try {
-        signature = await sign.mutateAsync({ message: { raw: userOperationHash } });
+        // v0.8 accounts check a raw signature of the hash: the typed data's signature is exactly that.
+        signature = typedData
+          ? await signTyped.mutateAsync(typedDataForWallet(typedData) as unknown as Parameters<typeof signTyped.mutateAsync>[0])
+          : await sign.mutateAsync({ message: { raw: userOperationHash } });
       } catch (err) {
         setProblem(walletError(err));
         return;
