@@ -7,6 +7,7 @@ import { smartAccountV8Abi } from "@/contracts/artifacts";
 import { counterfactualAddressV08 } from "@/lib/chain/accounts-v08";
 import { accountSalt } from "@/lib/chain/accounts";
 import { serviceDeployment } from "@/lib/chain/contracts";
+import { serviceAccount } from "@/lib/keys/service-keys";
 import { getDb } from "@/lib/db/client";
 import { sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
@@ -156,6 +157,30 @@ describe("Upgradeable_v08 accounts", () => {
     expect((await waitForLanding(key, requested.body.id)).response.status).toBe(1);
     expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ deployed: true, pendingOwnerAddress: newOwner });
   }, 60_000);
+
+  it("the service as guardian starts a recovery: its guardian-signed operation also deploys the account", async () => {
+    const policy = await policyFor();
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType: "UpgradeableV8", defaultGuardian: true } });
+    expect(account.address).toBe(counterfactualAddressV08(account.ownerAddress, accountSalt(account.player.id), serviceAccount("guardian").address));
+    const newOwner = privateKeyToAccount(generatePrivateKey()).address;
+    const started = await call("POST", `/v1/accounts/${account.id}/start_recovery`, { key, json: { newOwnerAddress: newOwner, policy } });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    expect(started.body.userOperation.factory).toBe(serviceDeployment().accountFactoryV08);
+    expect((await waitForLanding(key, started.body.id)).response.status).toBe(1);
+    const [pending] = await client.readContract({ address: account.address, abi: smartAccountV8Abi, functionName: "getRecovery" });
+    expect(pending).toBe(newOwner);
+  }, 60_000);
+
+  it("concurrent first intents: one deploys the account, the others run after it", async () => {
+    const policy = await policyFor(["account_functions", "contract_functions"]);
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType: "UpgradeableV8" } });
+    const results = await Promise.all(
+      [1, 2, 3].map(() => call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy, interactions: [pay(account.ownerAddress)] } })),
+    );
+    for (const r of results) expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(results.filter((r) => r.body.userOperation.factory).length).toBe(1);
+    for (const r of results) expect((await waitForLanding(key, r.body.id)).response.status).toBe(1);
+  }, 90_000);
 
   it("signs typed data the account's isValidSignature accepts (ERC-6492 before deployment)", async () => {
     const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType: "UpgradeableV8" } });

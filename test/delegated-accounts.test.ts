@@ -65,6 +65,16 @@ describe("Delegated_v08 custodial accounts", () => {
     expectError(await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType: "DelegatedV8", defaultGuardian: true } }), 400);
   }, 90_000);
 
+  it("concurrent first intents: one delegates the EOA, the others run after it", async () => {
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType: "DelegatedV8" } });
+    const results = await Promise.all(
+      [1, 2, 3].map(() => call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy, interactions: [pay(stranger())] } })),
+    );
+    for (const r of results) expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(results.filter((r) => r.body.userOperation.eip7702Auth).length).toBe(1);
+    for (const r of results) expect((await waitForLanding(key, r.body.id)).response.status).toBe(1);
+  }, 90_000);
+
   it("a session key registered on the delegated EOA signs an intent", async () => {
     const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType: "DelegatedV8" } });
     const sessionKey = privateKeyToAccount(generatePrivateKey());

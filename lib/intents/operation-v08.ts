@@ -21,7 +21,7 @@ import {
   type PaymasterFieldsV08,
   type UserOpV08,
 } from "@/lib/chain/userop";
-import { ApiError, badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/http/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { SPONSORSHIP_SECONDS } from "@/lib/paymasters/sponsor";
 import type { PolicyRow } from "@/lib/policies/service";
@@ -98,6 +98,11 @@ interface InitFields {
   factory?: Address;
   factoryData?: Hex;
   authorization?: SignedAuthorization;
+  /**
+   * The op runs after another intent's op deploys (or delegates) the account: estimated with these fields (the
+   * account as it will be), then built without them; the relay holds it until the account has code.
+   */
+  afterDeployment?: boolean;
 }
 
 /**
@@ -113,16 +118,18 @@ async function initFields(chain: ChainConfig, sender: IntentSender, deploying: b
   if (!isDelegatedType(sender.accountType)) {
     if (signedAuthorization) throw badRequest("signedAuthorization applies to Delegated_v08 accounts only.", { signedAuthorization: { message: `account ${sender.id} is not a delegated account` } });
     if (hasCode) return {};
-    if (!deploying) throw undeployedElsewhere(sender);
     const { factory, data } = deploymentOf(sender);
-    return { factory, factoryData: data };
+    return { factory, factoryData: data, afterDeployment: !deploying };
   }
   const implementation = serviceDeployment().delegatedAccountV08;
   const delegate = delegateOfCode(code);
   // Already in place: nothing to carry (a signedAuthorization given anyway is not needed).
   if (delegate && isAddressEqual(delegate, implementation)) return {};
   if (hasCode && !signedAuthorization) throw foreignDelegation({ id: sender.id, address: sender.address }, delegate ?? sender.address);
-  if (!deploying) throw undeployedElsewhere(sender);
+  if (!deploying) {
+    // Another intent delegates the EOA: estimated as delegating, built without an authorization of its own.
+    return { authorization: unsignedAuthorization(implementation, chain.chainId, 0), afterDeployment: true };
+  }
   if (signedAuthorization) {
     if (!isAddressEqual(signedAuthorization.address, implementation)) {
       throw badRequest(`signedAuthorization delegates to ${signedAuthorization.address}, not to this service's DelegatedAccountV8 ${implementation}: sign one for ${implementation}.`, {
@@ -137,14 +144,6 @@ async function initFields(chain: ChainConfig, sender: IntentSender, deploying: b
   const nonce = await onChain(chain, () => publicClient(chain).getTransactionCount({ address: sender.address, blockTag: "pending" }));
   return { authorization: unsignedAuthorization(implementation, chain.chainId, nonce) };
 }
-
-/** v0.8 ops cannot yet be built to run after another intent's deployment: the caller tries again once it landed. */
-const undeployedElsewhere = (sender: IntentSender) =>
-  new ApiError(
-    409,
-    "invalid_request_error",
-    `Account ${sender.id} is being ${isDelegatedType(sender.accountType) ? "delegated" : "deployed"} by another transaction intent still in flight: create this one again once that one has landed.`,
-  );
 
 export interface PlannedOperationV08 {
   op: UserOpV08;
@@ -162,7 +161,7 @@ export async function planOperationV08(
   deploying: boolean,
 ): Promise<PlannedOperationV08> {
   const paymaster = plan.policy ? sponsorOfV08(chain, plan.policy) : null;
-  const init = await initFields(chain, sender, deploying, plan.signedAuthorization);
+  const { afterDeployment, ...init } = await initFields(chain, sender, deploying, plan.signedAuthorization);
   const callData = (charge?: bigint): Hex => {
     if (plan.callData) return plan.callData;
     const all = charging ? [...plan.calls, transferCall(charging.token, charging.collector.address as Address, charge!)] : plan.calls;
@@ -176,6 +175,11 @@ export async function planOperationV08(
     ...(paymaster && { paymasterStub: paymaster.stub }),
   });
   let op = estimated;
+  if (afterDeployment) {
+    // Its limits keep the deployment's gas (a little more than it needs); its own bytes are fewer.
+    op = { ...op, factory: undefined, factoryData: undefined, authorization: undefined };
+    op.preVerificationGas = preVerificationGasV08({ ...op, signature: DUMMY_SIGNATURE });
+  }
   let tokenCharge: bigint | null = null;
   if (charging) {
     tokenCharge = charging.chargeFor(estimate.maxCost, op.maxFeePerGas);
