@@ -2,7 +2,7 @@
 // on the real anvil 31337: the first sponsored intent delegates and executes in one type-4 bundle.
 import { parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { delegatedAccountV8Abi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { walletClient } from "@/lib/chain/clients";
@@ -51,6 +51,8 @@ describe("Delegated_v08 custodial accounts", () => {
     expect(await client.getCode({ address: account.address })).toBe(delegationCode(implementation()).toLowerCase());
     expect([await client.getBalance({ address: a }), await client.getBalance({ address: b })]).toEqual([5n, 7n]);
 
+    // The landing records the delegation; sync reads it again from the chain.
+    expect((await call("GET", `/v1/accounts/${account.id}`, { key })).body).toMatchObject({ deployed: true, delegation: { status: "ours" } });
     const synced = await call("POST", `/v1/accounts/${account.id}/sync`, { key });
     expect(synced.body).toMatchObject({ deployed: true, delegation: { status: "ours", address: implementation() } });
 
@@ -167,6 +169,26 @@ describe("Delegated_v08 owner-held accounts", () => {
     expect(expectError(refused, 409).message).toMatch(/changed outside this service/);
     expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ deployed: false, delegation: { status: "foreign" } });
   }, 60_000);
+
+  it("POST /v1/accounts/{id}/deploy delegates a custodial EOA with a sponsored operation of its own", async () => {
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType: "DelegatedV8" } });
+    const deployed = await call("POST", `/v1/accounts/${account.id}/deploy`, { key, json: { policy } });
+    expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
+    const intentId = deployed.body.transactionIntents?.[0]?.id ?? deployed.body.id;
+    expect((await waitForLanding(key, intentId)).response.status).toBe(1);
+    expect(await client.getCode({ address: account.address })).toBe(delegationCode(implementation()).toLowerCase());
+  }, 60_000);
+
+  it("a chain that does not offer EntryPoint v0.8 refuses the v0.8 account types", async () => {
+    vi.stubEnv("CHAIN_31337_ENTRY_POINTS", "0.6");
+    try {
+      for (const accountType of ["UpgradeableV8", "DelegatedV8"]) {
+        expect(expectError(await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType } }), 400).message).toMatch(/EntryPoint v0\.8, which chain 31337 does not offer/);
+      }
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
 
   it("one EOA is one delegated account of the project on a chain", async () => {
     const owner = privateKeyToAccount(generatePrivateKey());

@@ -102,8 +102,15 @@ async function recordLanding(db: Db, intent: IntentRow, receipt: RelayedUserOper
   });
   metrics.intents.inc({ outcome: receipt.success ? "landed" : "reverted" });
   if (receipt.success) metrics.landSeconds.observe((Date.now() - intent.createdAt.getTime()) / 1000);
-  // Any landed op (even one whose calls reverted) has deployed its account.
-  await db.update(accounts).set({ deployed: true, updatedAt: sql`now()` }).where(and(eq(accounts.id, intent.accountId), eq(accounts.deployed, false)));
+  // Any landed op (even one whose calls reverted) has deployed its account; one carrying an EIP-7702 authorization has
+  // delegated its EOA there (the bundle applied it before the op ran).
+  const landed = loadOp(intent.userOperation);
+  const delegatedTo = landed.version === "0.8" && landed.op.authorization ? getAddress(landed.op.authorization.address) : null;
+  if (delegatedTo) {
+    await db.update(accounts).set({ deployed: true, delegatedTo, updatedAt: sql`now()` }).where(eq(accounts.id, intent.accountId));
+  } else {
+    await db.update(accounts).set({ deployed: true, updatedAt: sql`now()` }).where(and(eq(accounts.id, intent.accountId), eq(accounts.deployed, false)));
+  }
 }
 
 /**
