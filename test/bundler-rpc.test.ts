@@ -203,8 +203,8 @@ describe("the bundler RPC's answers and refusals", () => {
   });
 
   it("serves the chain, its entry points and fees; refuses unknown methods and chains", async () => {
-    expect((await rpc(url(), "eth_supportedEntryPoints")).body).toMatchObject({ result: [d().entryPoint] });
-    expect((await rpc(url(), "pm_supportedEntryPoints")).body).toMatchObject({ result: [d().entryPoint] });
+    expect((await rpc(url(), "eth_supportedEntryPoints")).body).toMatchObject({ result: [d().entryPoint, d().entryPointV08] });
+    expect((await rpc(url(), "pm_supportedEntryPoints")).body).toMatchObject({ result: [d().entryPoint, d().entryPointV08] });
     const fees = (await rpc(url(), "pimlico_getUserOperationGasPrice")).body.result;
     for (const level of ["slow", "standard", "fast"]) {
       expect(BigInt(fees[level].maxFeePerGas)).toBeGreaterThanOrEqual(BigInt(fees[level].maxPriorityFeePerGas));

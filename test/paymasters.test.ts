@@ -228,7 +228,7 @@ describe("our ERC-7677 service (JSON-RPC)", () => {
   it("answers pm_ calls under the named policy's rules with JSON-RPC errors, and 401 for a bad key", async () => {
     expectError(await rpc("pm_supportedEntryPoints", [], "pk_nope"), 401);
     expectError(await rpc("pm_supportedEntryPoints", [], project.keys.test.secret), 401);
-    expect((await rpc("pm_supportedEntryPoints", [])).body).toEqual({ jsonrpc: "2.0", id: 7, result: [d().entryPoint] });
+    expect((await rpc("pm_supportedEntryPoints", [])).body).toEqual({ jsonrpc: "2.0", id: 7, result: [d().entryPoint, d().entryPointV08] });
     expect((await rpc("eth_sendTransaction", [])).body.error).toMatchObject({ code: -32601 });
     expect((await call("POST", `/v1/paymaster_service/${project.keys.test.publishable}`, { json: { id: 1, method: 3 } })).body.error).toMatchObject({ code: -32600 });
 

@@ -4,7 +4,20 @@
 import { envNumber } from "@/lib/config";
 import { onChain } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { chainFees, DUMMY_SIGNATURE, estimateUserOperation, preVerificationGas, stubPaymasterAndData, type UserOp } from "@/lib/chain/userop";
+import {
+  chainFees,
+  DUMMY_SIGNATURE,
+  estimateUserOperation,
+  estimateUserOperationV08,
+  isEip7702Factory,
+  PAYMASTER_POST_OP_GAS_V08,
+  preVerificationGas,
+  preVerificationGasV08,
+  stubPaymasterAndData,
+  stubPaymasterV08,
+  type UserOp,
+  type UserOpV08,
+} from "@/lib/chain/userop";
 import { ApiError } from "@/lib/http/errors";
 
 /**
@@ -29,8 +42,11 @@ export const gasBoundExtra = () => BigInt(Math.floor(envNumber("PAYMASTER_GAS_BO
 export const feeBoundFactor = () => envNumber("PAYMASTER_FEE_BOUND_FACTOR", 2, { min: 1 });
 
 export const GAS_FIELDS = ["callGasLimit", "verificationGasLimit", "preVerificationGas", "maxFeePerGas", "maxPriorityFeePerGas"] as const;
-export type GasField = (typeof GAS_FIELDS)[number];
-export type OperationBounds = Record<GasField, bigint>;
+/** v0.8 ops carry the paymaster's own two limits too: both count in the prefund, so both are bounded. */
+export const GAS_FIELDS_V08 = [...GAS_FIELDS, "paymasterVerificationGasLimit", "paymasterPostOpGasLimit"] as const;
+export type GasField = (typeof GAS_FIELDS_V08)[number];
+export type OperationBounds = Record<(typeof GAS_FIELDS)[number], bigint>;
+export type OperationBoundsV08 = Record<GasField, bigint>;
 
 /** A client's gas field over its bound: a JSON-RPC invalid-params error whose data names the field and the bound. */
 export class GasBoundError extends Error {
@@ -85,6 +101,10 @@ export async function operationBounds(chain: ChainConfig, op: UserOp): Promise<O
 
 /** Refuses the first gas field of `op` over its bound. */
 export function checkBounds(op: UserOp, bounds: OperationBounds): void {
+  checkFields(GAS_FIELDS, op, bounds);
+}
+
+function checkFields<F extends GasField>(fields: readonly F[], op: Partial<Record<F, bigint>>, bounds: Record<F, bigint>): void {
   const percent = gasBoundPercent();
   const extra = gasBoundExtra();
   const factor = feeBoundFactor();
@@ -94,8 +114,61 @@ export function checkBounds(op: UserOp, bounds: OperationBounds): void {
     preVerificationGas: `the operation's calldata cost, +${percent}%`,
     maxFeePerGas: `${factor} × the chain's current max fee per gas`,
     maxPriorityFeePerGas: `${factor} × the chain's current priority fee`,
+    paymasterVerificationGasLimit: `the service's estimate of its paymaster's validation, with its margin, +${percent}% +${extra}`,
+    paymasterPostOpGasLimit: "this paymaster has no postOp: its limit would only raise the operation's prefund and v0.8's penalty on unused gas",
   };
-  for (const field of GAS_FIELDS) {
-    if (op[field] > bounds[field]) throw new GasBoundError(field, op[field], bounds[field], why[field]);
+  for (const field of fields) {
+    const value = op[field] ?? 0n;
+    if (value > bounds[field]) throw new GasBoundError(field, value, bounds[field], why[field]);
   }
+}
+
+/**
+ * The v0.8 counterpart of operationBounds: the service estimates the same op (its sender, factory or EIP-7702
+ * authorization, callData and nonce key; with our VerifyingPaymasterV8's stub) and reads the chain's fees. `estimate`
+ * is the paymaster verification gas the service itself would set, for an op that does not name it yet. The postOp
+ * limit is bounded at 0: VerifyingPaymasterV8 has no postOp.
+ */
+export async function operationBoundsV08(chain: ChainConfig, op: UserOpV08): Promise<{ bounds: OperationBoundsV08; paymasterVerificationGasLimit: bigint }> {
+  const delegates = isEip7702Factory(op.factory);
+  const [fees, { op: estimated }] = await Promise.all([
+    onChain(chain, () => chainFees(chain)),
+    onChain(chain, () =>
+      estimateUserOperationV08(chain, {
+        sender: op.sender,
+        ...(delegates ? (op.authorization ? { authorization: op.authorization } : {}) : { factory: op.factory, factoryData: op.factoryData }),
+        callData: op.callData,
+        nonceKey: op.nonce >> 64n,
+        sponsored: true,
+        // The client may sign with a session key: its validation costs more than the owner's, so allow it.
+        signerKind: "sessionKey",
+      }),
+    ),
+  ]);
+  if (op.factory && !delegates && !estimated.factory) {
+    throw new ApiError(400, "invalid_request_error", `The account ${op.sender} is already deployed: the operation must not name a factory (AA10).`);
+  }
+  const percent = gasBoundPercent();
+  const extra = gasBoundExtra();
+  const factor = feeBoundFactor();
+  const stub = await stubPaymasterV08(chain);
+  const pvg = preVerificationGasV08({ ...op, ...stub, paymasterVerificationGasLimit: estimated.paymasterVerificationGasLimit ?? 0n, signature: DUMMY_SIGNATURE });
+  const paymasterVerificationGasLimit = estimated.paymasterVerificationGasLimit ?? 0n;
+  return {
+    bounds: {
+      callGasLimit: scaled(estimated.callGasLimit, percent) + extra,
+      verificationGasLimit: scaled(estimated.verificationGasLimit, percent) + extra,
+      preVerificationGas: scaled(pvg, percent),
+      maxFeePerGas: times(fees.maxFeePerGas, factor),
+      maxPriorityFeePerGas: times(fees.maxPriorityFeePerGas, factor),
+      paymasterVerificationGasLimit: scaled(paymasterVerificationGasLimit, percent) + extra,
+      paymasterPostOpGasLimit: PAYMASTER_POST_OP_GAS_V08,
+    },
+    paymasterVerificationGasLimit,
+  };
+}
+
+/** Refuses the first gas field of a v0.8 `op` over its bound (its paymaster limits included). */
+export function checkBoundsV08(op: UserOpV08, bounds: OperationBoundsV08): void {
+  checkFields(GAS_FIELDS_V08, op, bounds);
 }

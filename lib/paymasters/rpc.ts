@@ -1,23 +1,32 @@
 import { and, eq, sql } from "drizzle-orm";
-import { decodeFunctionData, getAddress, isAddressEqual, toHex, type Abi, type Address, type Hex } from "viem";
-import { z } from "zod";
-import { smartAccountAbi } from "@/contracts/artifacts";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import { toHex, type Address, type Hex } from "viem";
+import { offeredEntryPoints } from "@/lib/chain/contracts";
 import { latestBlock } from "@/lib/chain/coalesce";
-import { chainFor, type ChainConfig } from "@/lib/chain/registry";
-import { requiredPrefund, signPaymasterAndData, sponsorshipWindow, stubPaymasterAndData, userOperationHash, type UserOp } from "@/lib/chain/userop";
+import { supportedChains, type ChainConfig } from "@/lib/chain/registry";
+import {
+  requiredPrefund,
+  requiredPrefundV08,
+  signPaymasterAndData,
+  sponsorshipWindow,
+  sponsorUserOperationV08,
+  stubPaymasterAndData,
+  stubPaymasterV08,
+  userOperationHash,
+  userOperationHashV08,
+  type SponsorshipWindow,
+  type UserOpV08,
+} from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
 import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
-import { registeredContractsAt } from "@/lib/contracts/service";
 import { ApiError } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
-import { checkPolicyAllows, evaluateSponsorship, prepareSponsorship, type RuledCall, type SponsorshipRequest } from "@/lib/policies/evaluate";
+import { checkPolicyAllows, evaluateSponsorship, prepareSponsorship, type SponsorshipRequest } from "@/lib/policies/evaluate";
 import { sponsorshipClock } from "@/lib/sponsorship/budgets";
-import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
-import { getPolicy, type PolicyRow } from "@/lib/policies/service";
 import type { ProjectContext } from "@/lib/projects/service";
-import { checkBounds, GasBoundError, operationBounds } from "./bounds";
-import { operationSender, UnknownSenderError, type OperationSender } from "./senders";
+import { checkBounds, checkBoundsV08, GasBoundError, operationBounds, operationBoundsV08 } from "./bounds";
+import { operationCalls } from "./calls";
+import { RpcError } from "./rpc-error";
+import { invalid, readRequest, type SponsorRequest } from "./rpc-request";
 import { SPONSORSHIP_SECONDS } from "./sponsor";
 import { recordDecline, SponsorshipDeclined } from "@/lib/sponsorship/declines";
 import { hold, releaseHold } from "@/lib/sponsorship/ledger";
@@ -25,7 +34,8 @@ import { usdPrice } from "@/lib/sponsorship/prices";
 
 /**
  * Our VerifyingPaymaster served over ERC-7677 (JSON-RPC 2.0): pm_getPaymasterStubData, pm_getPaymasterData and
- * pm_supportedEntryPoints, for EntryPoint v0.6. The context names the policy whose rules decide: `{"policy":"pol_…"}`.
+ * pm_supportedEntryPoints, for EntryPoint v0.6 (VerifyingPaymaster, paymasterAndData) and v0.8
+ * (VerifyingPaymasterV8: paymaster, paymasterData and its two gas limits, EIP-7702 ops of Delegated_v08 accounts). The context names the policy whose rules decide: `{"policy":"pol_…"}`.
  * Anyone holding the publishable key can ask, so what is signed is bounded here, not by the caller: the sender must
  * be the project's account (lib/paymasters/senders.ts), every gas field within the service's own estimate and the
  * chain's fees (lib/paymasters/bounds.ts), the op's most cost under the policy's cap (or the install's default), and
@@ -35,185 +45,27 @@ import { usdPrice } from "@/lib/sponsorship/prices";
  * reached, -32002 the chain did not answer, -32601 unknown method, -32600 not a JSON-RPC request, -32603 anything else.
  */
 
-export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-const invalid = (message: string, data?: unknown) => new RpcError(-32602, message, data);
-
-const quantity = z.string().regex(/^0x[0-9a-fA-F]{1,64}$/, "a 0x-prefixed hex quantity");
-const bytes = z.string().regex(/^0x([0-9a-fA-F]{2})*$/, "0x-prefixed hex bytes");
-const userOpParam = z.object({
-  sender: z.string().refine((v) => /^0x[0-9a-fA-F]{40}$/.test(v), "an address"),
-  nonce: quantity,
-  initCode: bytes.default("0x"),
-  callData: bytes,
-  callGasLimit: quantity.default("0x0"),
-  verificationGasLimit: quantity.default("0x0"),
-  preVerificationGas: quantity.default("0x0"),
-  maxFeePerGas: quantity.default("0x0"),
-  maxPriorityFeePerGas: quantity.default("0x0"),
-});
-const contextParam = z.object({ policy: z.string().startsWith("pol_", "a policy id (pol_...)") }, { error: 'context must be an object naming the policy: {"policy":"pol_..."}' });
-
-function parseParam<T>(schema: z.ZodType<T>, value: unknown, name: string): T {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const at = [name, ...issue.path].join(".");
-  throw invalid(`Invalid ${at}: ${issue.message}`);
-}
-
-function userOpOf(raw: z.output<typeof userOpParam>): UserOp {
-  return {
-    sender: getAddress(raw.sender),
-    nonce: BigInt(raw.nonce),
-    initCode: raw.initCode as Hex,
-    callData: raw.callData as Hex,
-    callGasLimit: BigInt(raw.callGasLimit),
-    verificationGasLimit: BigInt(raw.verificationGasLimit),
-    preVerificationGas: BigInt(raw.preVerificationGas),
-    maxFeePerGas: BigInt(raw.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(raw.maxPriorityFeePerGas),
-    paymasterAndData: "0x",
-    signature: "0x",
-  };
-}
-
-/**
- * The op's calls as policy rules see them. Only our accounts' execute/executeBatch can be read (other accounts'
- * callData says nothing we could check a rule against): anything else is refused. A call's contract is the
- * project's registered contract at its address on the chain whose ABI decodes it (its function named).
- */
-export async function ruledCalls(db: Db, ctx: ProjectContext, chainId: number, op: UserOp): Promise<RuledCall[]> {
-  let calls: { to: Address; data: Hex }[];
-  if (op.callData === "0x") {
-    if ((op.initCode ?? "0x") === "0x") throw invalid("The operation has no callData and no initCode: nothing to sponsor.");
-    return [{ contractId: null, to: op.sender, functionName: null, self: true }];
-  }
-  try {
-    const decoded = decodeFunctionData({ abi: smartAccountAbi, data: op.callData });
-    if (decoded.functionName === "execute") calls = [{ to: decoded.args[0], data: decoded.args[2] }];
-    else if (decoded.functionName === "executeBatch") calls = decoded.args[0].map((to, i) => ({ to, data: decoded.args[2][i]! }));
-    else calls = [{ to: op.sender, data: op.callData }];
-  } catch {
-    throw invalid("The operation's callData is not an execute or executeBatch call of this service's smart accounts, so the policy's rules cannot be checked against it.");
-  }
-  const registered = await registeredContractsAt(db, ctx, chainId, calls.map((c) => c.to));
-  return calls.map(({ to, data }) => {
-    if (isAddressEqual(to, op.sender)) return { contractId: null, to, functionName: null, self: true };
-    const here = registered.get(to.toLowerCase()) ?? [];
-    for (const contract of here) {
-      try {
-        const { functionName } = decodeFunctionData({ abi: contract.abi as Abi, data });
-        return { contractId: contract.id, to, functionName, self: false };
-      } catch {
-        // not this registration's ABI
-      }
-    }
-    return { contractId: here[0]?.id ?? null, to, functionName: null, self: false };
-  });
-}
-
-/** The policy's own checks for an op the client built: pay_for_user only (a token charge would be a call added to it). */
-async function policyFor(db: Db, ctx: ProjectContext, id: string): Promise<{ policy: PolicyRow; rules: PolicyRuleRow[] }> {
-  const policy = await getPolicy(db, ctx, id).catch(() => {
-    throw invalid(`No such policy: '${id}' (context.policy must name a policy of the project and mode of the key in the URL).`);
-  });
-  if (policy.sponsorSchema !== "pay_for_user") {
-    throw invalid(`Policy ${policy.id} uses ${policy.sponsorSchema}: its token charge is a call the service would have to add to the operation, which the client built. Name a pay_for_user policy.`);
-  }
-  if (policy.paymasterId) {
-    throw invalid(`Policy ${policy.id} is sponsored by registered paymaster ${policy.paymasterId}, not by this service's paymaster: name a policy without a paymaster.`);
-  }
-  const rules = (await rulesOfPolicies(db, ctx, [policy.id])).get(policy.id) ?? [];
-  return { policy, rules };
-}
-
-interface Request {
-  chain: ChainConfig;
-  op: UserOp;
-  policy: PolicyRow;
-  rules: PolicyRuleRow[];
-  sender: OperationSender;
-  calls: RuledCall[];
-}
-
-/** Reads [userOp, entryPoint, chainId, context]: the chain, the op, the named policy and the project's sender. */
-async function readRequest(db: Db, ctx: ProjectContext, params: unknown): Promise<Request> {
-  if (!Array.isArray(params) || params.length < 3) throw invalid("params must be [userOperation, entryPoint, chainId, context].");
-  const [rawOp, entryPoint, chainIdHex, context] = params as unknown[];
-  if (typeof entryPoint !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(entryPoint) || !isAddressEqual(entryPoint as Address, serviceDeployment().entryPoint)) {
-    throw invalid(`Unsupported entryPoint ${String(entryPoint)}: this paymaster works with EntryPoint v0.6 at ${serviceDeployment().entryPoint}.`);
-  }
-  const chainId = Number(parseParam(quantity, chainIdHex, "chainId"));
-  let chain: ChainConfig;
-  try {
-    chain = chainFor(ctx, chainId);
-  } catch (err) {
-    throw invalid((err as Error).message);
-  }
-  const op = userOpOf(parseParam(userOpParam, rawOp, "userOperation"));
-  const { policy: policyId } = parseParam(contextParam, context, "context");
-  const { policy, rules } = await policyFor(db, ctx, policyId);
-  let sender: OperationSender;
-  try {
-    sender = await operationSender(db, ctx, chainId, op, policy);
-  } catch (err) {
-    if (err instanceof UnknownSenderError) throw new RpcError(-32003, err.message, { policy: { value: policy.id, message: `sender ${err.sender} is not the project's` } });
-    throw err;
-  }
-  const calls = await ruledCalls(db, ctx, chainId, op);
-  return { chain, op, policy, rules, sender, calls };
-}
-
-/** The op's calls as an approval webhook is shown them: execute/executeBatch decoded (ruledCalls refused anything else). */
-function operationCalls(op: UserOp): { to: Address; data: Hex; value: bigint }[] {
-  try {
-    const decoded = decodeFunctionData({ abi: smartAccountAbi, data: op.callData });
-    if (decoded.functionName === "execute") return [{ to: decoded.args[0], value: decoded.args[1], data: decoded.args[2] }];
-    if (decoded.functionName === "executeBatch") return decoded.args[0].map((to, i) => ({ to, value: decoded.args[1][i] ?? 0n, data: decoded.args[2][i]! }));
-  } catch {
-    // a bare deployment (empty callData)
-  }
-  return [];
-}
+export { RpcError };
 
 /** What the policy's checks judge: `price` and `chainTime` read before any transaction (and recorded with the hold). */
-const sponsorshipRequest = (req: Request, maxCost: bigint, read: { price?: number | null; chainTime?: Date } = {}): SponsorshipRequest => ({
+const sponsorshipRequest = (req: SponsorRequest, maxCost: bigint, read: { price?: number | null; chainTime?: Date } = {}): SponsorshipRequest => ({
   playerId: req.sender.playerId,
   accountId: req.sender.accountId ?? req.sender.address.toLowerCase(),
-  address: req.op.sender,
+  address: req.versioned.op.sender,
   chainId: req.chain.chainId,
   calls: req.calls,
-  operationCalls: operationCalls(req.op),
+  operationCalls: operationCalls(req.versioned),
   maxCost,
   // The stub is asked before the op's fees are final: its fee is judged with the final data.
-  ...(maxCost > 0n && { maxFeePerGas: req.op.maxFeePerGas }),
+  ...(maxCost > 0n && { maxFeePerGas: req.versioned.op.maxFeePerGas }),
   usdPrice: read.price ?? null,
   ...(read.chainTime && { chainTime: read.chainTime }),
   source: "erc7677",
-  operation: { sender: req.op.sender, nonce: req.op.nonce },
+  operation: { sender: req.versioned.op.sender, nonce: req.versioned.op.nonce },
 });
 
-/**
- * pm_getPaymasterData: the op's gas fields bounded by the service's own estimate and the chain's fees (chain calls,
- * before any transaction), then in one transaction the policy's rules (with this op's most cost) and its record, so
- * the policy's interval rules count it; then our paymaster's signature.
- */
-async function sponsorOperation(db: Db, ctx: ProjectContext, params: unknown): Promise<Hex> {
-  const req = await readRequest(db, ctx, params);
-  return noted(db, ctx, req, () => sponsorRead(db, ctx, req));
-}
-
 /** A refusal to sponsor is recorded (the dashboard's declines by reason) once its transaction has rolled back. */
-async function noted<T>(db: Db, ctx: ProjectContext, req: Request, run: () => Promise<T>): Promise<T> {
+async function noted<T>(db: Db, ctx: ProjectContext, req: SponsorRequest, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
@@ -224,21 +76,85 @@ async function noted<T>(db: Db, ctx: ProjectContext, req: Request, run: () => Pr
   }
 }
 
-async function sponsorRead(db: Db, ctx: ProjectContext, req: Request): Promise<Hex> {
-  const { chain, op } = req;
-  checkPolicyAllows(req.policy, req.rules, sponsorshipRequest(req, 0n));
+/** A gas field over its bound as the -32602 the client can act on. */
+async function bounded(check: () => Promise<void>): Promise<void> {
   try {
-    checkBounds(op, await operationBounds(chain, op));
+    await check();
   } catch (err) {
     if (err instanceof GasBoundError) throw invalid(err.message, { field: err.field, value: toHex(err.value), bound: toHex(err.bound) });
     throw err;
   }
-  const [window, price, chainTime] = await Promise.all([sponsorshipWindow(chain, SPONSORSHIP_SECONDS), usdPrice(chain), sponsorshipClock(chain)]);
-  // Signed here, but the signature leaves the service only once the op's most cost is held (the transaction below).
+}
+
+/** The final paymaster fields of a v0.8 op, as ERC-7677 answers them for EntryPoint v0.7+. */
+export interface PaymasterDataV08 {
+  paymaster: Address;
+  paymasterData: Hex;
+  paymasterVerificationGasLimit: Hex;
+  paymasterPostOpGasLimit: Hex;
+}
+
+interface Signed {
+  /** What pm_getPaymasterData answers. */
+  result: { paymasterAndData: Hex } | PaymasterDataV08;
+  maxCost: bigint;
+  hash: Hex;
+}
+
+/** v0.6: the op's gas bounded, our VerifyingPaymaster's paymasterAndData, its most cost and hash with it. */
+async function signV06(req: SponsorRequest & { versioned: { version: "0.6" } }, window: SponsorshipWindow): Promise<Signed> {
+  const { chain } = req;
+  const op = req.versioned.op;
   const paymasterAndData = await signPaymasterAndData(chain, op, window);
   const signed = { ...op, paymasterAndData };
-  const maxCost = requiredPrefund(signed);
-  const request = { ...sponsorshipRequest(req, maxCost, { price, chainTime }), userOperationHash: userOperationHash(chain, signed) };
+  return { result: { paymasterAndData }, maxCost: requiredPrefund(signed), hash: userOperationHash(chain, signed) };
+}
+
+/**
+ * v0.8: our VerifyingPaymasterV8's paymasterData over the op with its paymaster gas limits (the op's own, bounded, or
+ * the service's estimate when it names none): the hash covers them, so they are answered with the data. The most
+ * cost is requiredPrefundV08 (every limit, the paymaster's included).
+ */
+async function signV08(req: SponsorRequest & { versioned: { version: "0.8" } }, window: SponsorshipWindow, estimatedPaymasterGas: bigint): Promise<Signed> {
+  const { chain } = req;
+  const op: UserOpV08 = { ...req.versioned.op, paymasterVerificationGasLimit: req.versioned.op.paymasterVerificationGasLimit ?? estimatedPaymasterGas };
+  const signed = await sponsorUserOperationV08(chain, op, window, req.delegate);
+  return {
+    result: {
+      paymaster: signed.paymaster!,
+      paymasterData: signed.paymasterData!,
+      paymasterVerificationGasLimit: toHex(signed.paymasterVerificationGasLimit ?? 0n),
+      paymasterPostOpGasLimit: toHex(signed.paymasterPostOpGasLimit ?? 0n),
+    },
+    maxCost: requiredPrefundV08(signed),
+    hash: userOperationHashV08(chain, signed, req.delegate),
+  };
+}
+
+/**
+ * pm_getPaymasterData: the op's gas fields bounded by the service's own estimate and the chain's fees (chain calls,
+ * before any transaction), then in one transaction the policy's rules (with this op's most cost) and its record, so
+ * the policy's interval rules count it, and the hold of its most cost keyed by its userOpHash (settled by the
+ * landings watcher when that op's UserOperationEvent names our paymaster of its version); then our paymaster's signature.
+ */
+async function sponsorRead(db: Db, ctx: ProjectContext, req: SponsorRequest): Promise<Signed["result"]> {
+  const { chain, versioned } = req;
+  const { op } = versioned;
+  checkPolicyAllows(req.policy, req.rules, sponsorshipRequest(req, 0n));
+  let estimatedPaymasterGas = 0n;
+  await bounded(async () => {
+    if (versioned.version === "0.6") return checkBounds(versioned.op, await operationBounds(chain, versioned.op));
+    const { bounds, paymasterVerificationGasLimit } = await operationBoundsV08(chain, versioned.op);
+    estimatedPaymasterGas = paymasterVerificationGasLimit;
+    checkBoundsV08({ ...versioned.op, paymasterVerificationGasLimit: versioned.op.paymasterVerificationGasLimit ?? paymasterVerificationGasLimit }, bounds);
+  });
+  const [window, price, chainTime] = await Promise.all([sponsorshipWindow(chain, SPONSORSHIP_SECONDS), usdPrice(chain), sponsorshipClock(chain)]);
+  // Signed here, but the signature leaves the service only once the op's most cost is held (the transaction below).
+  const { result, maxCost, hash } =
+    req.versioned.version === "0.6"
+      ? await signV06(req as SponsorRequest & { versioned: { version: "0.6" } }, window)
+      : await signV08(req as SponsorRequest & { versioned: { version: "0.8" } }, window, estimatedPaymasterGas);
+  const request = { ...sponsorshipRequest(req, maxCost, { price, chainTime }), userOperationHash: hash };
   // Time windows, gas price and approval webhooks, outside the transaction (a webhook waits on the developer's server).
   await prepareSponsorship(db, ctx, req.policy, req.rules, request);
   await db.transaction(async (tx) => {
@@ -248,7 +164,7 @@ async function sponsorRead(db: Db, ctx: ProjectContext, req: Request): Promise<H
       playerId: req.sender.playerId,
       accountId: req.sender.accountId,
       maxCost: maxCost.toString(),
-      userOperationHash: userOperationHash(chain, signed),
+      userOperationHash: hash,
       createdAt: sql`now()`,
       updatedAt: sql`now()`,
     };
@@ -280,22 +196,46 @@ async function sponsorRead(db: Db, ctx: ProjectContext, req: Request): Promise<H
       expiresAt: new Date(window.validUntil * 1000),
     });
   });
-  return paymasterAndData;
+  return result;
 }
 
-/** One JSON-RPC call, answered or thrown as RpcError / ApiError. */
-export async function paymasterRpc(db: Db, ctx: ProjectContext, method: string, params: unknown): Promise<unknown> {
+/**
+ * pm_getPaymasterStubData's answer: data of the final length for estimation. For v0.8 the postOp limit (0: none) is
+ * given and the verification limit left to the bundler's estimate (viem keeps a stub's limits over the estimate's).
+ */
+async function stubOf(req: SponsorRequest) {
+  const sponsor = { name: "Self-hosted paymaster" };
+  if (req.versioned.version === "0.6") return { paymasterAndData: stubPaymasterAndData(Number((await latestBlock(req.chain)).timestamp)), sponsor, isFinal: false };
+  const stub = await stubPaymasterV08(req.chain);
+  return { paymaster: stub.paymaster, paymasterData: stub.paymasterData, paymasterPostOpGasLimit: toHex(stub.paymasterPostOpGasLimit ?? 0n), sponsor, isFinal: false };
+}
+
+/**
+ * The EntryPoints this paymaster signs for: those `chain` offers (the bundler RPC knows its chain), else those any
+ * chain of the key's mode offers (the /v1 service URL names none; each request's chainId is checked then).
+ */
+function supportedEntryPoints(ctx: ProjectContext, chain?: ChainConfig): Address[] {
+  const chains = chain ? [chain] : supportedChains().filter((c) => c.livemode === ctx.livemode);
+  const addresses = new Map<string, Address>();
+  for (const c of chains) for (const e of offeredEntryPoints(c)) addresses.set(e.address.toLowerCase(), e.address);
+  return [...addresses.values()];
+}
+
+/** One JSON-RPC call, answered or thrown as RpcError / ApiError. `chain`: the bundler RPC's URL chain. */
+export async function paymasterRpc(db: Db, ctx: ProjectContext, method: string, params: unknown, chain?: ChainConfig): Promise<unknown> {
   switch (method) {
     case "pm_supportedEntryPoints":
-      return [serviceDeployment().entryPoint];
+      return supportedEntryPoints(ctx, chain);
     case "pm_getPaymasterStubData": {
       // The stub is asked before the op's gas is known: its bounds and cost are checked when the final data is asked.
       const req = await readRequest(db, ctx, params);
       await noted(db, ctx, req, () => db.transaction((tx) => evaluateSponsorship(tx, req.policy, req.rules, sponsorshipRequest(req, 0n))));
-      return { paymasterAndData: stubPaymasterAndData(Number((await latestBlock(req.chain)).timestamp)), sponsor: { name: "Self-hosted paymaster" }, isFinal: false };
+      return stubOf(req);
     }
-    case "pm_getPaymasterData":
-      return { paymasterAndData: await sponsorOperation(db, ctx, params) };
+    case "pm_getPaymasterData": {
+      const req = await readRequest(db, ctx, params);
+      return noted(db, ctx, req, () => sponsorRead(db, ctx, req));
+    }
     default:
       throw new RpcError(-32601, `Method not found: ${method}. This paymaster serves pm_getPaymasterStubData, pm_getPaymasterData and pm_supportedEntryPoints.`);
   }
