@@ -10,7 +10,7 @@ export const ACCOUNT_TYPES = {
   UpgradeableV5: {
     response: "Upgradeable_v06",
     /** What the dashboard calls it. */
-    label: "Upgradeable (its own proxy)",
+    label: "Upgradeable v0.6 (its own proxy)",
     /** registerSessionKey / revokeSessionKey (sessions API). */
     sessions: true,
     /** Owner-driven ownership transfer and guardian recovery. */

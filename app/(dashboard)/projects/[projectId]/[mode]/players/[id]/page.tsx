@@ -67,7 +67,7 @@ export default async function PlayerPage({
               label="Type"
               name="accountType"
               options={ACCEPTED_ACCOUNT_TYPES.map((type): [string, string] => [type, ACCOUNT_TYPES[type].label])}
-              hint="Token-bound accounts need the token below; the holder controls them."
+              hint="Upgradeable (v0.6): what SDKs expect, the default. On EntryPoint v0.8: for new projects. Delegated EOA: the owner address itself becomes the account (EIP-7702). Token-bound accounts need the token below; the holder controls them."
             />
             <TextInput label="Token contract (ERC6551V1)" name="tokenContract" placeholder="0x… or con_…" />
             <TextInput label="Token id (ERC6551V1)" name="tokenId" placeholder="1" />
