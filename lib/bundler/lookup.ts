@@ -6,8 +6,10 @@ import type { ChainConfig } from "@/lib/chain/registry";
 import type { Db } from "@/lib/db/client";
 import { intentOfOperation } from "@/lib/intents/external";
 import type { IntentRow } from "@/lib/intents/service";
+import { isStoredV08 } from "@/lib/intents/versioned-op";
 import type { ProjectContext } from "@/lib/projects/service";
-import { hashParam, positional, supportedEntryPoints } from "./params";
+import { entryPointOf } from "@/lib/chain/contracts";
+import { hashParam, positional } from "./params";
 
 type RawReceipt = { blockHash: Hex; [key: string]: unknown };
 
@@ -23,16 +25,31 @@ async function visibleIntent(db: Db, ctx: ProjectContext, chain: ChainConfig, pa
 const bundleReceipt = (chain: ChainConfig, hash: Hex) =>
   onChain(chain, () => publicClient(chain).request({ method: "eth_getTransactionReceipt", params: [hash] }) as Promise<RawReceipt | null>);
 
-// Today every intent is a v0.6 op; a v0.8 intent will name its own EntryPoint (see params.ts).
-const entryPointOfIntent = (): Address => supportedEntryPoints().find((e) => e.version === "0.6")!.address;
+const isV08 = (intent: IntentRow) => isStoredV08(intent.userOperation);
+
+export const entryPointOfIntent = (intent: IntentRow): Address => entryPointOf(isV08(intent) ? "0.8" : "0.6");
+
+/** The op in its version's RPC shape (v0.8: unpacked fields and eip7702Auth, as viem parses them), without our marker. */
+function rpcOperation(intent: IntentRow): Record<string, unknown> {
+  const { entryPointVersion: _version, ...op } = intent.userOperation as Record<string, unknown>;
+  return op;
+}
+
+/** The paymaster that paid: v0.8's paymaster field, v0.6's first 20 bytes of paymasterAndData; zero for none. */
+function paymasterOf(intent: IntentRow): Address {
+  const op = intent.userOperation as Record<string, string | undefined>;
+  if (isV08(intent)) return op.paymaster ? getAddress(op.paymaster) : zeroAddress;
+  const paymasterAndData = (op.paymasterAndData ?? "0x") as Hex;
+  return size(paymasterAndData) >= 20 ? getAddress(slice(paymasterAndData, 0, 20)) : zeroAddress;
+}
 
 export async function getUserOperationByHash(db: Db, ctx: ProjectContext, chain: ChainConfig, params: unknown) {
   const intent = await visibleIntent(db, ctx, chain, params);
   if (!intent) return null;
   const landed = intent.transactionHash && intent.blockNumber !== null ? await bundleReceipt(chain, intent.transactionHash as Hex) : null;
   return {
-    userOperation: intent.userOperation,
-    entryPoint: entryPointOfIntent(),
+    userOperation: rpcOperation(intent),
+    entryPoint: entryPointOfIntent(intent),
     transactionHash: landed ? intent.transactionHash : null,
     blockHash: landed?.blockHash ?? null,
     blockNumber: landed ? toHex(intent.blockNumber!) : null,
@@ -57,14 +74,13 @@ export async function getUserOperationReceipt(db: Db, ctx: ProjectContext, chain
   const receipt = await bundleReceipt(chain, intent.transactionHash as Hex);
   if (!receipt) return null; // reorganised away: the relay will record it again
   const response = intent.response as { status: 0 | 1; error?: string; logs: StoredLog[] };
-  const op = intent.userOperation;
-  const paymasterAndData = (op.paymasterAndData ?? "0x") as Hex;
+  const op = intent.userOperation as Record<string, string>;
   return {
     userOpHash: intent.userOperationHash,
-    entryPoint: entryPointOfIntent(),
+    entryPoint: entryPointOfIntent(intent),
     sender: getAddress(op.sender!),
     nonce: op.nonce,
-    paymaster: size(paymasterAndData) >= 20 ? getAddress(slice(paymasterAndData, 0, 20)) : zeroAddress,
+    paymaster: paymasterOf(intent),
     actualGasCost: toHex(BigInt(intent.gasCost ?? 0)),
     actualGasUsed: toHex(BigInt(intent.gasUsed ?? 0)),
     success: response.status === 1,

@@ -39,7 +39,7 @@ export const bundlerRpcOperation = defineOperation({
   method: "POST",
   path: "/rpc/{chainId}",
   summary:
-    "ERC-4337 bundler and ERC-7677 paymaster (JSON-RPC 2.0) for standard clients (viem, permissionless), EntryPoint v0.6: eth_chainId, eth_supportedEntryPoints, " +
+    "ERC-4337 bundler and ERC-7677 paymaster (JSON-RPC 2.0) for standard clients (viem, permissionless), EntryPoint v0.6 and v0.8 (EIP-7702 ops of Delegated_v08 accounts with eip7702Auth): eth_chainId, eth_supportedEntryPoints, " +
     "eth_estimateUserOperationGas, eth_sendUserOperation, eth_getUserOperationByHash, eth_getUserOperationReceipt, pimlico_getUserOperationGasPrice, " +
     'rundler_maxPriorityFeePerGas, pm_getPaymasterStubData, pm_getPaymasterData, pm_supportedEntryPoints (context {"policy":"pol_..."}). ' +
     "Authenticated by the publishable key (Bearer or ?apiKey=). Operations sent become transaction intents (source rpc) of the project's accounts. " +

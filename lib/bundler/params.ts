@@ -1,40 +1,42 @@
-// The bundler RPC's parameters: the entry point (which version's rules apply) and the user operation as JSON-RPC
-// sends it (hex quantities and bytes), each bad field a -32602 naming it.
+// The bundler RPC's parameters: the entry point (which version's rules apply: v0.6 or v0.8, as the chain offers them)
+// and the user operation as JSON-RPC sends it in that version's shape (hex quantities and bytes; v0.8's unpacked
+// factory/paymaster fields and eip7702Auth), each bad field a -32602 naming it.
 import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
 import { z } from "zod";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import { entryPointOf as entryPointOfVersion, offeredEntryPoints } from "@/lib/chain/contracts";
+import type { ChainConfig } from "@/lib/chain/registry";
 import type { UserOp } from "@/lib/chain/userop";
+import {
+  address,
+  bytes,
+  estimableV08,
+  otherVersionField,
+  quantity,
+  sendableV08,
+  toUserOpV08,
+  type EntryPointVersion,
+  type VersionedUserOp,
+} from "@/lib/paymasters/op-params";
 import { invalidParams } from "./errors";
 
-export type EntryPointVersion = "0.6";
+export type { EntryPointVersion };
 
 export interface SupportedEntryPoint {
   version: EntryPointVersion;
   address: Address;
 }
 
-/**
- * The entry points this bundler serves, in the order eth_supportedEntryPoints lists them. The seam for v0.8: once
- * lib/chain/userop builds, hashes, estimates and relays v0.8 PackedUserOperations, add
- * `{ version: "0.8", address: serviceDeployment().entryPointV08 }` here and a v0.8 branch where `version` is read
- * (parsing below, hashing/simulation in send.ts and estimate.ts, the receipt's EntryPoint in lookup.ts).
- */
-export function supportedEntryPoints(): SupportedEntryPoint[] {
-  return [{ version: "0.6", address: serviceDeployment().entryPoint }];
-}
+/** The entry points this bundler serves on the chain (those it offers, v0.6 first), as eth_supportedEntryPoints lists them. */
+export const supportedEntryPoints = (chain: ChainConfig): SupportedEntryPoint[] => offeredEntryPoints(chain);
 
-export function entryPointOf(raw: unknown): SupportedEntryPoint {
-  const supported = supportedEntryPoints();
+export function entryPointOf(chain: ChainConfig, raw: unknown): SupportedEntryPoint {
+  const supported = supportedEntryPoints(chain);
   const found = typeof raw === "string" && /^0x[0-9a-fA-F]{40}$/.test(raw) ? supported.find((e) => isAddressEqual(e.address, raw as Address)) : undefined;
   if (!found) {
-    throw invalidParams(`Unsupported entryPoint ${String(raw)}: this bundler serves ${supported.map((e) => `v${e.version} at ${e.address}`).join(", ")}.`, "entryPoint");
+    throw invalidParams(`Unsupported entryPoint ${String(raw)}: this bundler serves ${supported.map((e) => `v${e.version} at ${e.address}`).join(", ")} on chain ${chain.chainId}.`, "entryPoint");
   }
   return found;
 }
-
-const quantity = z.string({ error: "is required (a 0x-prefixed hex quantity)" }).regex(/^0x[0-9a-fA-F]{1,64}$/, "must be a 0x-prefixed hex quantity");
-const bytes = z.string({ error: "is required (0x-prefixed hex bytes)" }).regex(/^0x([0-9a-fA-F]{2})*$/, "must be 0x-prefixed hex bytes").max(200_002, "is too long");
-const address = z.string({ error: "is required (an address)" }).regex(/^0x[0-9a-fA-F]{40}$/, "must be an address");
 
 const gasFields = {
   callGasLimit: quantity,
@@ -88,8 +90,28 @@ const toOp = (raw: RawOp): UserOp => ({
   signature: raw.signature as Hex,
 });
 
-export const sendableOperation = (raw: unknown): UserOp => toOp(parse(sendable06, raw, "userOperation"));
-export const estimableOperation = (raw: unknown): UserOp => toOp(parse(estimable06 as unknown as z.ZodType<RawOp>, raw, "userOperation"));
+/** Fields of the other version's shape mean the op was sent with the wrong entryPoint: -32602 naming the field. */
+function sameVersion(raw: unknown, version: EntryPointVersion): void {
+  const stray = otherVersionField(raw, version);
+  if (!stray) return;
+  const other = version === "0.6" ? "0.8" : "0.6";
+  throw invalidParams(
+    `Invalid userOperation.${stray}: it is a field of EntryPoint v${other} operations, but the entryPoint given is v${version}'s. Send a v${other} operation with entryPoint ${entryPointOfVersion(other)}.`,
+    `userOperation.${stray}`,
+  );
+}
+
+export function sendableOperation(raw: unknown, version: EntryPointVersion): VersionedUserOp {
+  sameVersion(raw, version);
+  if (version === "0.8") return { version, op: toUserOpV08(parse(sendableV08, raw, "userOperation")) };
+  return { version, op: toOp(parse(sendable06, raw, "userOperation")) };
+}
+
+export function estimableOperation(raw: unknown, version: EntryPointVersion): VersionedUserOp {
+  sameVersion(raw, version);
+  if (version === "0.8") return { version, op: toUserOpV08(parse(estimableV08, raw, "userOperation")) };
+  return { version, op: toOp(parse(estimable06 as unknown as z.ZodType<RawOp>, raw, "userOperation")) };
+}
 
 /** `params` as a positional array of at least `min` items, naming them when not. */
 export function positional(params: unknown, min: number, names: string): unknown[] {

@@ -49,7 +49,7 @@ export async function bundlerRpc(db: Db, ctx: ProjectContext, chain: ChainConfig
     case "eth_chainId":
       return toHex(chain.chainId);
     case "eth_supportedEntryPoints":
-      return supportedEntryPoints().map((e) => e.address);
+      return supportedEntryPoints(chain).map((e) => e.address);
     case "eth_estimateUserOperationGas":
       return estimateUserOperationGas(db, ctx, chain, params);
     case "eth_sendUserOperation":
@@ -66,7 +66,7 @@ export async function bundlerRpc(db: Db, ctx: ProjectContext, chain: ChainConfig
     case "pm_getPaymasterData":
     case "pm_supportedEntryPoints":
       // One implementation of ERC-7677: the paymaster service's, with its policies, bounds, sender checks and holds.
-      return paymasterRpc(db, ctx, method, sameChain(chain, params));
+      return paymasterRpc(db, ctx, method, sameChain(chain, params), chain);
     default:
       throw new RpcError(BundlerCode.methodNotFound, `Method not found: ${method}. This bundler serves ${BUNDLER_METHODS.join(", ")}.`);
   }

@@ -1,24 +1,36 @@
-// eth_sendUserOperation: a client's signed op checked (shape, entry point, sender, gas, sponsorship on record, the
+// eth_sendUserOperation (v0.6 here, v0.8's checks in send-v08.ts): a client's signed op checked (shape, entry point, sender, gas, sponsorship on record, the
 // EntryPoint's own validation), then recorded as an intent of its account and relayed as owner-signed intents are.
 import { and, eq } from "drizzle-orm";
-import { decodeErrorResult, decodeFunctionData, encodeFunctionData, getAddress, isAddressEqual, slice, type Address, type Hex } from "viem";
-import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
+import { decodeErrorResult, encodeFunctionData, getAddress, isAddressEqual, slice, type Address, type Hex } from "viem";
+import { entryPointAbi } from "@/contracts/artifacts";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { latestBlock } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { describeRevert, paymasterPays, preVerificationGas, revertDataOf, toEntryPointOp, userOperationHash, UserOperationRejectedError, type UserOp } from "@/lib/chain/userop";
+import {
+  describeRevert,
+  paymasterPays,
+  preVerificationGas,
+  revertDataOf,
+  toEntryPointOp,
+  userOperationHash,
+  UserOperationRejectedError,
+  type UserOp,
+  type UserOpV08,
+} from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
 import { sponsoredOperations } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { relayIntent } from "@/lib/intents/dispatch";
-import { intentOfOperation, recordClientOperation } from "@/lib/intents/external";
+import { intentOfOperation, recordClientOperation, type ClientOperation } from "@/lib/intents/external";
 import { submitSignature } from "@/lib/intents/signature";
 import { metrics } from "@/lib/metrics";
+import { operationCalls } from "@/lib/paymasters/calls";
 import type { ProjectContext } from "@/lib/projects/service";
 import { BundlerCode, invalidParams, RpcError } from "./errors";
 import { entryPointOf, positional, sendableOperation } from "./params";
 import { projectSender } from "./sender";
+import { checkV08, hashV08 } from "./send-v08";
 
 /** Any address with no code takes the EntryPoint's compensation in a validation call (the zero address is refused, AA90). */
 const PROBE_BENEFICIARY: Address = "0x000000000000000000000000000000000000dEaD";
@@ -28,18 +40,37 @@ const PRE_VERIFICATION_TOLERANCE_PERCENT = 10n;
 
 export async function sendUserOperation(db: Db, ctx: ProjectContext, chain: ChainConfig, params: unknown): Promise<Hex> {
   const [rawOp, rawEntryPoint] = positional(params, 2, "userOperation, entryPoint");
-  entryPointOf(rawEntryPoint);
-  const op = sendableOperation(rawOp);
+  const { version } = entryPointOf(chain, rawEntryPoint);
+  const versioned = sendableOperation(rawOp, version);
+  if (versioned.version === "0.8") return sendV08(db, ctx, chain, versioned.op);
+  const op = versioned.op;
   const hash = userOperationHash(chain, op);
 
   const known = await intentOfOperation(db, ctx, chain.chainId, hash);
-  if (known) return resent(db, ctx, known, op);
+  if (known) return resent(db, ctx, known, op.signature);
 
-  const sender = await projectSender(db, ctx, chain.chainId, op.sender);
+  const sender = await projectSender(db, ctx, chain.chainId, op.sender, "0.6");
   await checkGas(chain, op);
   const policyId = await sponsorshipOf(db, ctx, chain, op, hash);
   await validate(chain, op);
-  const { intent, created } = await recordClientOperation(db, ctx, chain, { ...sender, op, hash, policyId, interactions: interactionsOf(op) });
+  return record(db, ctx, chain, { ...sender, versioned, hash, policyId });
+}
+
+/** v0.8: the sender first (a Delegated_v08 op's hash may need its current delegate), then as v0.6 (send-v08.ts). */
+async function sendV08(db: Db, ctx: ProjectContext, chain: ChainConfig, op: UserOpV08): Promise<Hex> {
+  const sender = await projectSender(db, ctx, chain.chainId, op.sender, "0.8");
+  const { hash, current } = await hashV08(chain, op, sender);
+  const known = await intentOfOperation(db, ctx, chain.chainId, hash);
+  if (known) return resent(db, ctx, known, op.signature);
+  const { policyId } = await checkV08(db, ctx, chain, op, hash, current);
+  return record(db, ctx, chain, { ...sender, versioned: { version: "0.8", op }, hash, policyId });
+}
+
+/** A checked op recorded as an intent of its account and handed to the relay (once: a resend finds the same intent). */
+async function record(db: Db, ctx: ProjectContext, chain: ChainConfig, input: Omit<ClientOperation, "interactions">): Promise<Hex> {
+  const { hash } = input;
+  const interactions = operationCalls(input.versioned).map((c) => ({ to: c.to, value: c.value.toString(), data: c.data }));
+  const { intent, created } = await recordClientOperation(db, ctx, chain, { ...input, interactions });
   if (created) {
     metrics.intents.inc({ outcome: "created" });
     await relayIntent(db, intent, false);
@@ -51,10 +82,10 @@ export async function sendUserOperation(db: Db, ctx: ProjectContext, chain: Chai
  * The same op sent again: the same hash, never a second intent. An intent of the API awaiting its owner's signature
  * (its userOperation handed to a wallet) takes the signature this way as through POST …/signature.
  */
-async function resent(db: Db, ctx: ProjectContext, intent: Awaited<ReturnType<typeof intentOfOperation>> & object, op: UserOp): Promise<Hex> {
+async function resent(db: Db, ctx: ProjectContext, intent: Awaited<ReturnType<typeof intentOfOperation>> & object, signature: Hex): Promise<Hex> {
   const hash = intent.userOperationHash as Hex;
   if (intent.status === "awaiting_signature") {
-    const signed = await submitSignature(db, ctx, intent.id, op.signature);
+    const signed = await submitSignature(db, ctx, intent.id, signature);
     await relayIntent(db, signed, false);
     return hash;
   }
@@ -145,16 +176,4 @@ async function validate(chain: ChainConfig, op: UserOp): Promise<void> {
   }
   if (decoded.errorName === "FailedOp") throw new UserOperationRejectedError(decoded.args[1], Number(decoded.args[0]));
   throw new RpcError(BundlerCode.rejected, `The EntryPoint refused the operation: ${decoded.errorName}.`);
-}
-
-/** The op's calls as interactions ({to, value, data}) when it calls our account's execute/executeBatch; none otherwise. */
-function interactionsOf(op: UserOp): Record<string, unknown>[] {
-  try {
-    const call = decodeFunctionData({ abi: smartAccountAbi, data: op.callData });
-    if (call.functionName === "execute") return [{ to: call.args[0], value: call.args[1].toString(), data: call.args[2] }];
-    if (call.functionName === "executeBatch") return call.args[0].map((to, i) => ({ to, value: (call.args[1][i] ?? 0n).toString(), data: call.args[2][i] }));
-  } catch {
-    // another function of the account, or a bare deployment
-  }
-  return [];
 }

@@ -3,7 +3,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Hex } from "viem";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { requiredPrefund, type UserOp } from "@/lib/chain/userop";
 import type { Queryable } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
@@ -13,13 +12,14 @@ import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/projects/service";
 import { DEPLOYER_INDEX, violates } from "./deployer";
 import type { IntentRow } from "./service";
-import { serializeUserOp } from "./userop-json";
+import { opDeploys, opMaxCost, storeOp, type VersionedOp } from "./versioned-op";
 
 export interface ClientOperation {
   /** The project's account (acc_) that sends it, and its player. */
   accountId: string;
   playerId: string | null;
-  op: UserOp;
+  /** The op of either EntryPoint version (a v0.8 op is stored in the v0.8 RPC shape, its EIP-7702 authorization with it). */
+  versioned: VersionedOp;
   /** Its userOpHash on the chain. */
   hash: Hex;
   /** The policy whose ERC-7677 sponsorship signed its paymasterAndData (sponsored_operations), if any. */
@@ -46,7 +46,7 @@ export async function intentOfOperation(db: Queryable, ctx: ProjectContext, chai
  * (which would count it a second time); its policyId still names the policy, for reports and filters.
  */
 export async function recordClientOperation(db: Queryable, ctx: ProjectContext, chain: ChainConfig, input: ClientOperation): Promise<{ intent: IntentRow; created: boolean }> {
-  const { op } = input;
+  const { op } = input.versioned;
   let inserted: IntentRow[];
   try {
     inserted = await db
@@ -61,13 +61,13 @@ export async function recordClientOperation(db: Queryable, ctx: ProjectContext, 
         status: "pending",
         sponsored: false,
         interactions: input.interactions,
-        userOperation: serializeUserOp(op),
+        userOperation: storeOp(input.versioned),
         userOperationHash: input.hash.toLowerCase(),
-        maxCost: requiredPrefund(op).toString(),
+        maxCost: opMaxCost(input.versioned).toString(),
         requestId: currentRequestId(),
         optimistic: false,
         confirmationBlocks: 5,
-        deploysAccount: (op.initCode ?? "0x") !== "0x",
+        deploysAccount: opDeploys(input.versioned),
         source: "rpc",
       })
       .onConflictDoNothing({ target: transactionIntents.userOperationHash })

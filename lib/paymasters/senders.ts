@@ -2,6 +2,7 @@
 // chain, or (unless the policy opts in to outside accounts) nothing is signed.
 import { eq, sql } from "drizzle-orm";
 import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
+import { entryPointVersionOf, isDelegatedType } from "@/lib/accounts/types";
 import { accountFactoryInitCode, counterfactualAddress } from "@/lib/chain/accounts";
 import { accountFactoryInitCodeV08, counterfactualAddressV08 } from "@/lib/chain/accounts-v08";
 import { onChain } from "@/lib/chain/clients";
@@ -28,10 +29,7 @@ export interface OperationSender {
   accountType: string | null;
 }
 
-/** The stored account types whose operations go through EntryPoint v0.8 (the rest are v0.6 accounts). */
-const V08_ACCOUNT_TYPES = new Set(["UpgradeableV8", "DelegatedV8"]);
-export const DELEGATED_ACCOUNT_TYPE = "DelegatedV8";
-export const accountEntryPoint = (accountType: string): EntryPointVersion => (V08_ACCOUNT_TYPES.has(accountType) ? "0.8" : "0.6");
+
 
 /** The sender was not the project's: names the sender and why, and how a policy can opt in. */
 export class UnknownSenderError extends Error {
@@ -111,7 +109,7 @@ export async function operationSender(
 
 /** An op for the EntryPoint its account does not use would fail there (or, worse, be hashed for the wrong one): -32602. */
 export function checkAccountEntryPoint(accountType: string, sender: Address, version: EntryPointVersion): void {
-  const uses = accountEntryPoint(accountType);
+  const uses = entryPointVersionOf(accountType);
   if (uses === version) return;
   const { entryPoint, entryPointV08 } = serviceDeployment();
   throw invalidParam(
@@ -135,7 +133,7 @@ export async function checkDelegation(
 ): Promise<{ delegate?: Address; current: Address | null }> {
   const ours = serviceDeployment().delegatedAccountV08;
   const marker = isEip7702Factory(op.factory);
-  if (accountType !== DELEGATED_ACCOUNT_TYPE) {
+  if (!accountType || !isDelegatedType(accountType)) {
     if (op.authorization || marker) {
       throw invalidParam(
         `userOperation.sender ${op.sender} is not a Delegated_v08 account of this project: only those (POST /v1/accounts with accountType DelegatedV8) send EIP-7702 operations here.`,
