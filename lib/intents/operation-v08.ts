@@ -4,11 +4,9 @@ import { getAddress, isAddressEqual, type Address, type Hex, type SignedAuthoriz
 import { foreignDelegation } from "@/lib/accounts/delegation";
 import { isDelegatedType } from "@/lib/accounts/types";
 import { deploymentOf } from "@/lib/chain/accounts";
-import { latestBlock } from "@/lib/chain/coalesce";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { authorizationProblem, delegateOfCode, signDelegation } from "@/lib/chain/eip7702";
-import { paymasterDataV08, paymasterHashV08, stubPaymasterDataV08 } from "@/lib/chain/paymaster-v08";
 import type { ChainConfig } from "@/lib/chain/registry";
 import {
   DUMMY_SIGNATURE,
@@ -17,12 +15,13 @@ import {
   preVerificationGasV08,
   requiredPrefundV08,
   sponsorshipWindow,
+  sponsorUserOperationV08,
+  stubPaymasterV08,
   type AccountCall,
   type PaymasterFieldsV08,
   type UserOpV08,
 } from "@/lib/chain/userop";
 import { badRequest } from "@/lib/http/errors";
-import { serviceAccount } from "@/lib/keys/service-keys";
 import { SPONSORSHIP_SECONDS } from "@/lib/paymasters/sponsor";
 import type { PolicyRow } from "@/lib/policies/service";
 import type { TokenChargePlan } from "@/lib/policies/tokens";
@@ -37,21 +36,12 @@ export interface PaymasterSponsorV08 {
   remote: false;
 }
 
-/** VerifyingPaymasterV8 (serviceDeployment().paymasterV08), signed here with the paymaster signer's key (EIP-191 of getHash). */
+/** VerifyingPaymasterV8 (serviceDeployment().paymasterV08): lib/chain/userop's stub and sponsorship, the window SPONSORSHIP_SECONDS. */
 export function ourSponsorV08(chain: ChainConfig): PaymasterSponsorV08 {
-  const paymaster = serviceDeployment().paymasterV08;
   return {
     remote: false,
-    async stub() {
-      const now = Number((await latestBlock(chain)).timestamp);
-      // No postOp: the paymaster's validation returns an empty context.
-      return { paymaster, paymasterData: stubPaymasterDataV08({ validUntil: now + SPONSORSHIP_SECONDS, validAfter: 0 }), paymasterPostOpGasLimit: 0n };
-    },
-    async sign(op) {
-      const window = await sponsorshipWindow(chain, SPONSORSHIP_SECONDS);
-      const hash = paymasterHashV08(chain.chainId, paymaster, op, window);
-      return paymasterDataV08(window, await serviceAccount("paymaster-signer").signMessage({ message: { raw: hash } }));
-    },
+    stub: () => stubPaymasterV08(chain),
+    sign: async (op) => (await sponsorUserOperationV08(chain, op, await sponsorshipWindow(chain, SPONSORSHIP_SECONDS))).paymasterData!,
   };
 }
 
