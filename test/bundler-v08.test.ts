@@ -62,11 +62,21 @@ async function holdsOf(hash: Hex) {
   return db.select().from(sponsorshipHolds).where(eq(sponsorshipHolds.sponsoredOperationId, record!.id));
 }
 
+/**
+ * viem's bundler client as its docs set it up for a bundler with a gas price method: fees from
+ * pimlico_getUserOperationGasPrice (the node's own suggestion moves between blocks, and our paymaster bounds fees).
+ */
 const bundlerFor = (account: Parameters<typeof createBundlerClient>[0]["account"] & object, policy?: string) =>
   createBundlerClient({
     account,
     client: account.client,
     transport: viemHttp(url()),
+    userOperation: {
+      async estimateFeesPerGas() {
+        const { standard } = (await rpc(url(), "pimlico_getUserOperationGasPrice")).body.result;
+        return { maxFeePerGas: BigInt(standard.maxFeePerGas), maxPriorityFeePerGas: BigInt(standard.maxPriorityFeePerGas) };
+      },
+    },
     ...(policy && { paymaster: createPaymasterClient({ transport: viemHttp(url()) }), paymasterContext: { policy } }),
   });
 
@@ -194,6 +204,22 @@ describe("the v0.8 RPC's refusals", () => {
     const forged = { ...prepared, signature: await stranger.sign({ hash: `0x${"11".repeat(32)}` }) } as UserOperation<"0.8">;
     const refused = (await rpc(url(), "eth_sendUserOperation", [formatUserOperationRequest(forged), d().entryPointV08])).body.error;
     expect(refused).toMatchObject({ code: -32500, data: { code: "AA24" } });
+  }, 60_000);
+
+  it("an authorization the chain would skip (a stale nonce, another signer) is -32602 on eip7702Auth, before anything is relayed", async () => {
+    const policy = await openPolicy();
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const account = await viemDelegatedAccount(project.keys.test.secret, { owner });
+    const bundler = bundlerFor(account, policy);
+    const current = await delegationAuthorization(owner);
+    const stale = await owner.signAuthorization({ address: d().delegatedAccountV08, chainId: 31337, nonce: current.nonce + 1 });
+    const refused = await bundler.sendUserOperation({ calls: [{ to: zeroAddress, value: 0n, data: "0x" }], authorization: stale }).catch((e: Error) => e);
+    expect(String(refused)).toMatch(/has nonce 1, but the account's nonce is 0/);
+    const byOther = await privateKeyToAccount(generatePrivateKey()).signAuthorization({ address: d().delegatedAccountV08, chainId: 31337, nonce: 0 });
+    const other = await bundler.sendUserOperation({ calls: [{ to: zeroAddress, value: 0n, data: "0x" }], authorization: byOther }).catch((e: Error) => e);
+    expect(String(other)).toMatch(/signed by 0x[0-9a-fA-F]{40}, not by the account/);
+    const list = await call("GET", "/v1/transaction_intents", { key: project.keys.test.secret, query: { account: [account.record.id] } });
+    expect(list.body.data).toEqual([]);
   }, 60_000);
 
   it("an EOA delegated elsewhere is refused, never re-delegated by a sponsored op; an authorization for another implementation too", async () => {
