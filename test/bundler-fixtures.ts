@@ -41,3 +41,14 @@ export async function rpc(url: string, method: string, params: unknown[] = [], h
   const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
   return { status: res.status, body: (await res.json()) as { result?: any; error?: { code: number; message: string; data?: any } } };
 }
+
+/**
+ * viem's bundler client set up as its docs do for a bundler with a gas price method: fees from
+ * pimlico_getUserOperationGasPrice (the node's own tip suggestion moves between blocks, and our paymaster bounds fees).
+ */
+export const rpcFees = (url: () => string) => ({
+  async estimateFeesPerGas() {
+    const { standard } = (await rpc(url(), "pimlico_getUserOperationGasPrice")).body.result;
+    return { maxFeePerGas: BigInt(standard.maxFeePerGas), maxPriorityFeePerGas: BigInt(standard.maxPriorityFeePerGas) };
+  },
+});

@@ -12,7 +12,7 @@ import type { ProjectWithKeys } from "@/lib/projects/service";
 import { intentHold } from "@/lib/sponsorship/ledger";
 import { watchLandings } from "@/lib/sponsorship/watcher";
 import { call, newProject } from "./api";
-import { ourAccount, rpc, rpcServer } from "./bundler-fixtures";
+import { ourAccount, rpc, rpcFees, rpcServer } from "./bundler-fixtures";
 import { chainOf, clientOf } from "./chain";
 
 /**
@@ -80,6 +80,7 @@ describe("viem's bundler and paymaster clients against /rpc/31337", () => {
       transport: viemHttp(url()),
       paymaster: createPaymasterClient({ transport: viemHttp(url()) }),
       paymasterContext: { policy },
+      userOperation: rpcFees(url),
     });
     const to = privateKeyToAccount(generatePrivateKey()).address;
     const hash = await bundler.sendUserOperation({ calls: [{ to, value: 0n, data: "0x" }] });
@@ -121,7 +122,7 @@ describe("viem's bundler and paymaster clients against /rpc/31337", () => {
   it("land an operation the account pays for itself", async () => {
     const { account, id } = await ourAccount(project.keys.test.secret);
     await clientOf(31337).request({ method: "anvil_setBalance" as never, params: [account.address, toHex(parseEther("1"))] as never });
-    const bundler = createBundlerClient({ account, client: account.client, transport: viemHttp(url()) });
+    const bundler = createBundlerClient({ account, client: account.client, transport: viemHttp(url()), userOperation: rpcFees(url) });
     const to = privateKeyToAccount(generatePrivateKey()).address;
     const hash = await bundler.sendUserOperation({ calls: [{ to, value: 1000n, data: "0x" }] });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 60_000, pollingInterval: 200 });
@@ -141,7 +142,7 @@ describe("viem's bundler and paymaster clients against /rpc/31337", () => {
     });
     expect(rule.status, JSON.stringify(rule.body)).toBe(200);
     const { account } = await ourAccount(key);
-    const bundler = createBundlerClient({ account, client: account.client, transport: viemHttp(url()), paymaster: createPaymasterClient({ transport: viemHttp(url()) }), paymasterContext: { policy } });
+    const bundler = createBundlerClient({ account, client: account.client, transport: viemHttp(url()), paymaster: createPaymasterClient({ transport: viemHttp(url()) }), paymasterContext: { policy }, userOperation: rpcFees(url) });
     // Two ops within a limit of two: the intent of the first is not counted beside its ERC-7677 record.
     for (let i = 0; i < 2; i++) {
       const hash = await bundler.sendUserOperation({ calls: [{ to: zeroAddress, value: 0n, data: "0x" }] });
@@ -245,7 +246,7 @@ describe("the bundler RPC's answers and refusals", () => {
   it("refuses a bad signature with the EntryPoint's AA24 (-32500), and a sender that is not the project's", async () => {
     const { account } = await ourAccount(project.keys.test.secret);
     await clientOf(31337).request({ method: "anvil_setBalance" as never, params: [account.address, toHex(parseEther("1"))] as never });
-    const bundler = createBundlerClient({ account, client: account.client, transport: viemHttp(url()) });
+    const bundler = createBundlerClient({ account, client: account.client, transport: viemHttp(url()), userOperation: rpcFees(url) });
     const prepared = await bundler.prepareUserOperation({ calls: [{ to: zeroAddress, value: 0n, data: "0x" }] });
     const stranger = privateKeyToAccount(generatePrivateKey());
     const forged = { ...prepared, signature: await stranger.signMessage({ message: "not the userOpHash" }) } as UserOperation<"0.6">;

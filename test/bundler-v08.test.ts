@@ -10,7 +10,7 @@ import type { ProjectWithKeys } from "@/lib/projects/service";
 import { intentHold } from "@/lib/sponsorship/ledger";
 import { watchLandings } from "@/lib/sponsorship/watcher";
 import { call, newProject } from "./api";
-import { rpc, rpcServer } from "./bundler-fixtures";
+import { rpc, rpcFees, rpcServer } from "./bundler-fixtures";
 import { chainOf, clientOf, fundedWallet, mined } from "./chain";
 import { delegationAuthorization, viemDelegatedAccount, viemSmartAccountV08 } from "./viem-account";
 
@@ -62,21 +62,13 @@ async function holdsOf(hash: Hex) {
   return db.select().from(sponsorshipHolds).where(eq(sponsorshipHolds.sponsoredOperationId, record!.id));
 }
 
-/**
- * viem's bundler client as its docs set it up for a bundler with a gas price method: fees from
- * pimlico_getUserOperationGasPrice (the node's own suggestion moves between blocks, and our paymaster bounds fees).
- */
+/** viem's bundler client with fees from pimlico_getUserOperationGasPrice (test/bundler-fixtures.ts rpcFees). */
 const bundlerFor = (account: Parameters<typeof createBundlerClient>[0]["account"] & object, policy?: string) =>
   createBundlerClient({
     account,
     client: account.client,
     transport: viemHttp(url()),
-    userOperation: {
-      async estimateFeesPerGas() {
-        const { standard } = (await rpc(url(), "pimlico_getUserOperationGasPrice")).body.result;
-        return { maxFeePerGas: BigInt(standard.maxFeePerGas), maxPriorityFeePerGas: BigInt(standard.maxPriorityFeePerGas) };
-      },
-    },
+    userOperation: rpcFees(url),
     ...(policy && { paymaster: createPaymasterClient({ transport: viemHttp(url()) }), paymasterContext: { policy } }),
   });
 
