@@ -1,11 +1,10 @@
 // The bundler RPC's parameters: the entry point (which version's rules apply: v0.6 or v0.8, as the chain offers them)
 // and the user operation as JSON-RPC sends it in that version's shape (hex quantities and bytes; v0.8's unpacked
 // factory/paymaster fields and eip7702Auth), each bad field a -32602 naming it.
-import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
+import { isAddressEqual, type Address, type Hex } from "viem";
 import { z } from "zod";
 import { entryPointOf as entryPointOfVersion, offeredEntryPoints } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
-import type { UserOp } from "@/lib/chain/userop";
 import {
   address,
   bytes,
@@ -13,6 +12,7 @@ import {
   otherVersionField,
   quantity,
   sendableV08,
+  toUserOp06,
   toUserOpV08,
   type EntryPointVersion,
   type VersionedUserOp,
@@ -76,19 +76,6 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, name: string): T {
 
 type RawOp = z.output<typeof sendable06>;
 
-const toOp = (raw: RawOp): UserOp => ({
-  sender: getAddress(raw.sender),
-  nonce: BigInt(raw.nonce),
-  initCode: raw.initCode as Hex,
-  callData: raw.callData as Hex,
-  callGasLimit: BigInt(raw.callGasLimit),
-  verificationGasLimit: BigInt(raw.verificationGasLimit),
-  preVerificationGas: BigInt(raw.preVerificationGas),
-  maxFeePerGas: BigInt(raw.maxFeePerGas),
-  maxPriorityFeePerGas: BigInt(raw.maxPriorityFeePerGas),
-  paymasterAndData: raw.paymasterAndData as Hex,
-  signature: raw.signature as Hex,
-});
 
 /** Fields of the other version's shape mean the op was sent with the wrong entryPoint: -32602 naming the field. */
 function sameVersion(raw: unknown, version: EntryPointVersion): void {
@@ -104,13 +91,13 @@ function sameVersion(raw: unknown, version: EntryPointVersion): void {
 export function sendableOperation(raw: unknown, version: EntryPointVersion): VersionedUserOp {
   sameVersion(raw, version);
   if (version === "0.8") return { version, op: toUserOpV08(parse(sendableV08, raw, "userOperation")) };
-  return { version, op: toOp(parse(sendable06, raw, "userOperation")) };
+  return { version, op: toUserOp06(parse(sendable06, raw, "userOperation")) };
 }
 
 export function estimableOperation(raw: unknown, version: EntryPointVersion): VersionedUserOp {
   sameVersion(raw, version);
   if (version === "0.8") return { version, op: toUserOpV08(parse(estimableV08, raw, "userOperation")) };
-  return { version, op: toOp(parse(estimable06 as unknown as z.ZodType<RawOp>, raw, "userOperation")) };
+  return { version, op: toUserOp06(parse(estimable06 as unknown as z.ZodType<RawOp>, raw, "userOperation")) };
 }
 
 /** `params` as a positional array of at least `min` items, naming them when not. */

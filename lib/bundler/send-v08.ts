@@ -1,7 +1,6 @@
 // eth_sendUserOperation for EntryPoint v0.8: the op checked as v0.6's are (sender, gas, sponsorship on record, the
 // EntryPoint's own validation by a handleOps call), plus EIP-7702: a Delegated_v08 account's op carries (or needs) its
 // owner's authorization for our DelegatedAccountV8, checked as the chain will take it before anything is relayed.
-import { and, eq } from "drizzle-orm";
 import { encodeFunctionData, getAddress, isAddressEqual, type Address, type Hex, type StateOverride } from "viem";
 import { entryPointV08Abi } from "@/contracts/artifacts";
 import { onChain, publicClient } from "@/lib/chain/clients";
@@ -21,12 +20,11 @@ import {
   type UserOpV08,
 } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
-import { sponsoredOperations } from "@/lib/db/schema";
-import { inScope } from "@/lib/db/scope";
 import { checkDelegation } from "@/lib/paymasters/senders";
 import type { ProjectContext } from "@/lib/projects/service";
-import { BundlerCode, invalidParams, RpcError } from "./errors";
+import { invalidParams } from "./errors";
 import type { BundlerSender } from "./sender";
+import { sponsorshipOnRecord } from "./sponsorship";
 
 /** Any address with no code takes the EntryPoint's compensation in a validation call (the zero address is refused, AA90). */
 const PROBE_BENEFICIARY: Address = "0x000000000000000000000000000000000000dEaD";
@@ -95,19 +93,7 @@ async function sponsorshipOfV08(db: Db, ctx: ProjectContext, chain: ChainConfig,
       "userOperation.paymaster",
     );
   }
-  const [record] = await db
-    .select({ policyId: sponsoredOperations.policyId })
-    .from(sponsoredOperations)
-    .where(inScope(sponsoredOperations, ctx, and(eq(sponsoredOperations.chainId, chain.chainId), eq(sponsoredOperations.userOperationHash, hash))))
-    .limit(1);
-  if (!record) {
-    throw new RpcError(
-      BundlerCode.paymaster,
-      `This service's paymaster has no sponsorship on record in this project for operation ${hash}: ask pm_getPaymasterData for the operation exactly as it is sent (a later sponsorship for the same sender and nonce replaces an earlier one).`,
-      { field: "userOperation.paymasterData" },
-    );
-  }
-  return record.policyId;
+  return sponsorshipOnRecord(db, ctx, chain, hash, "userOperation.paymasterData");
 }
 
 /**

@@ -1,6 +1,5 @@
 // eth_sendUserOperation (v0.6 here, v0.8's checks in send-v08.ts): a client's signed op checked (shape, entry point, sender, gas, sponsorship on record, the
 // EntryPoint's own validation), then recorded as an intent of its account and relayed as owner-signed intents are.
-import { and, eq } from "drizzle-orm";
 import { decodeErrorResult, encodeFunctionData, getAddress, isAddressEqual, slice, type Address, type Hex } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { onChain, publicClient } from "@/lib/chain/clients";
@@ -19,8 +18,6 @@ import {
   type UserOpV08,
 } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
-import { sponsoredOperations } from "@/lib/db/schema";
-import { inScope } from "@/lib/db/scope";
 import { relayIntent } from "@/lib/intents/dispatch";
 import { intentOfOperation, recordClientOperation, type ClientOperation } from "@/lib/intents/external";
 import { submitSignature } from "@/lib/intents/signature";
@@ -31,6 +28,7 @@ import { BundlerCode, invalidParams, RpcError } from "./errors";
 import { entryPointOf, positional, sendableOperation } from "./params";
 import { projectSender } from "./sender";
 import { checkV08, hashV08 } from "./send-v08";
+import { sponsorshipOnRecord } from "./sponsorship";
 
 /** Any address with no code takes the EntryPoint's compensation in a validation call (the zero address is refused, AA90). */
 const PROBE_BENEFICIARY: Address = "0x000000000000000000000000000000000000dEaD";
@@ -138,20 +136,9 @@ async function sponsorshipOf(db: Db, ctx: ProjectContext, chain: ChainConfig, op
       "userOperation.paymasterAndData",
     );
   }
-  const [record] = await db
-    .select({ policyId: sponsoredOperations.policyId })
-    .from(sponsoredOperations)
-    .where(inScope(sponsoredOperations, ctx, and(eq(sponsoredOperations.chainId, chain.chainId), eq(sponsoredOperations.userOperationHash, hash))))
-    .limit(1);
-  if (!record) {
-    throw new RpcError(
-      BundlerCode.paymaster,
-      `This service's paymaster has no sponsorship on record in this project for operation ${hash}: ask pm_getPaymasterData for the operation exactly as it is sent (a later sponsorship for the same sender and nonce replaces an earlier one).`,
-      { field: "userOperation.paymasterAndData" },
-    );
-  }
-  return record.policyId;
+  return sponsorshipOnRecord(db, ctx, chain, hash, "userOperation.paymasterAndData");
 }
+
 
 /**
  * The EntryPoint's own validation of the op as a bundle would run it (handleOps, called, not sent): account

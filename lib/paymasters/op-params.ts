@@ -91,6 +91,35 @@ export const sendableV08 = z
 
 type RawV08 = z.output<typeof estimableV08>;
 
+/** A v0.6 op from its parsed JSON-RPC fields (hex strings); paymasterAndData and signature "0x" when not given. */
+export function toUserOp06(raw: {
+  sender: string;
+  nonce: string;
+  initCode: string;
+  callData: string;
+  callGasLimit: string;
+  verificationGasLimit: string;
+  preVerificationGas: string;
+  maxFeePerGas: string;
+  maxPriorityFeePerGas: string;
+  paymasterAndData?: string;
+  signature?: string;
+}): UserOp {
+  return {
+    sender: getAddress(raw.sender),
+    nonce: BigInt(raw.nonce),
+    initCode: raw.initCode as Hex,
+    callData: raw.callData as Hex,
+    callGasLimit: BigInt(raw.callGasLimit),
+    verificationGasLimit: BigInt(raw.verificationGasLimit),
+    preVerificationGas: BigInt(raw.preVerificationGas),
+    maxFeePerGas: BigInt(raw.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(raw.maxPriorityFeePerGas),
+    paymasterAndData: (raw.paymasterAndData ?? "0x") as Hex,
+    signature: (raw.signature ?? "0x") as Hex,
+  };
+}
+
 /** An op of the v0.8 shapes above as viem's UserOperation<"0.8"> (the 7702 marker kept as the op's factory). */
 export function toUserOpV08(raw: Omit<RawV08, "paymaster" | "paymasterData" | "signature"> & Partial<Pick<RawV08, "paymaster" | "paymasterData" | "signature">>): UserOpV08 {
   const big = (v: string | undefined) => (v === undefined ? undefined : BigInt(v));

@@ -1,17 +1,16 @@
 // What an ERC-7677 call asks: [userOperation, entryPoint, chainId, context] read into the chain, the op of the
 // EntryPoint's version, the policy the context names and the project's sender, each bad part a -32602 naming it.
-import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
+import { isAddressEqual, type Address } from "viem";
 import { z } from "zod";
 import { offeredEntryPoints } from "@/lib/chain/contracts";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
-import type { UserOp } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
 import type { RuledCall } from "@/lib/policies/evaluate";
 import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
 import { getPolicy, type PolicyRow } from "@/lib/policies/service";
 import type { ProjectContext } from "@/lib/projects/service";
 import { ruledCalls } from "./calls";
-import { address, bytes, initCodeOf, otherVersionField, quantity, sponsorableV08, toUserOpV08, type EntryPointVersion, type VersionedUserOp } from "./op-params";
+import { address, bytes, initCodeOf, otherVersionField, quantity, sponsorableV08, toUserOp06, toUserOpV08, type EntryPointVersion, type VersionedUserOp } from "./op-params";
 import { RpcError } from "./rpc-error";
 import { checkDelegation, operationSender, UnknownSenderError, type OperationSender } from "./senders";
 
@@ -38,21 +37,6 @@ function parseParam<T>(schema: z.ZodType<T>, value: unknown, name: string): T {
   throw invalid(`Invalid ${at}: ${issue.message}`, { field: at });
 }
 
-function userOpOf06(raw: z.output<typeof userOpParam06>): UserOp {
-  return {
-    sender: getAddress(raw.sender),
-    nonce: BigInt(raw.nonce),
-    initCode: raw.initCode as Hex,
-    callData: raw.callData as Hex,
-    callGasLimit: BigInt(raw.callGasLimit),
-    verificationGasLimit: BigInt(raw.verificationGasLimit),
-    preVerificationGas: BigInt(raw.preVerificationGas),
-    maxFeePerGas: BigInt(raw.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(raw.maxPriorityFeePerGas),
-    paymasterAndData: "0x",
-    signature: "0x",
-  };
-}
 
 /** The op of `version`'s shape; the other version's fields in it are a -32602 (it was meant for the other EntryPoint). */
 export function sponsorableOperation(raw: unknown, version: EntryPointVersion): VersionedUserOp {
@@ -63,7 +47,7 @@ export function sponsorableOperation(raw: unknown, version: EntryPointVersion): 
     });
   }
   if (version === "0.8") return { version, op: toUserOpV08(parseParam(sponsorableV08, raw, "userOperation")) };
-  return { version, op: userOpOf06(parseParam(userOpParam06, raw, "userOperation")) };
+  return { version, op: toUserOp06({ ...parseParam(userOpParam06, raw, "userOperation"), paymasterAndData: "0x", signature: "0x" }) };
 }
 
 /** The policy's own checks for an op the client built: pay_for_user only (a token charge would be a call added to it). */
