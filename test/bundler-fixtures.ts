@@ -2,6 +2,11 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { POST } from "@/app/rpc/[chainId]/route";
+import { expect } from "vitest";
+import { getDb } from "@/lib/db/client";
+import { watchLandings } from "@/lib/sponsorship/watcher";
+import { call } from "./api";
+import { chainOf } from "./chain";
 import { viemSmartAccount } from "./viem-account";
 
 /**
@@ -52,3 +57,23 @@ export const rpcFees = (url: () => string) => ({
     return { maxFeePerGas: BigInt(standard.maxFeePerGas), maxPriorityFeePerGas: BigInt(standard.maxPriorityFeePerGas) };
   },
 });
+
+/** A policy of `key`'s project sponsoring every call on 31337 (a wildcard contract_functions rule); its id. */
+export async function wildcardPolicy(key: string, name: string): Promise<string> {
+  const policy = await call("POST", "/v1/policies", { key, json: { name, chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } });
+  expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+  const rule = await call("POST", "/v1/policy_rules", { key, json: { policy: policy.body.id, type: "contract_functions", wildcard: true, functionName: "All functions" } });
+  expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+  return policy.body.id as string;
+}
+
+/** The sponsorship watcher's reading of 31337's landings up to its confirmed head: the holds it settled. */
+export async function settledByWatcher(): Promise<Record<string, string>> {
+  const settled: Record<string, string> = {};
+  for (let i = 0; i < 20; i++) {
+    const pass = await watchLandings(await getDb(), chainOf(31337));
+    Object.assign(settled, pass.settled);
+    if (pass.caughtUp) return settled;
+  }
+  throw new Error("the landings watcher did not catch up");
+}

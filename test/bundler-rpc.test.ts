@@ -10,9 +10,8 @@ import { getDb } from "@/lib/db/client";
 import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { intentHold } from "@/lib/sponsorship/ledger";
-import { watchLandings } from "@/lib/sponsorship/watcher";
 import { call, newProject } from "./api";
-import { ourAccount, rpc, rpcFees, rpcServer } from "./bundler-fixtures";
+import { ourAccount, rpc, rpcFees, rpcServer, settledByWatcher, wildcardPolicy } from "./bundler-fixtures";
 import { chainOf, clientOf } from "./chain";
 
 /**
@@ -34,25 +33,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function openPolicy() {
-  const key = project.keys.test.secret;
-  const policy = await call("POST", "/v1/policies", { key, json: { name: "bundler", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" } } });
-  expect(policy.status, JSON.stringify(policy.body)).toBe(200);
-  const rule = await call("POST", "/v1/policy_rules", { key, json: { policy: policy.body.id, type: "contract_functions", wildcard: true, functionName: "All functions" } });
-  expect(rule.status, JSON.stringify(rule.body)).toBe(200);
-  return policy.body.id as string;
-}
-
-/** The watcher's reading of the chain's landings up to its confirmed head; what it settled. */
-async function settledByWatcher(): Promise<Record<string, string>> {
-  const settled: Record<string, string> = {};
-  for (let i = 0; i < 20; i++) {
-    const pass = await watchLandings(await getDb(), chainOf(31337));
-    Object.assign(settled, pass.settled);
-    if (pass.caughtUp) return settled;
-  }
-  throw new Error("the landings watcher did not catch up");
-}
+const openPolicy = () => wildcardPolicy(project.keys.test.secret, "bundler");
 
 const rpcOp = (op: UserOperation<"0.6">) => ({
   sender: op.sender,
