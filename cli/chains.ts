@@ -1,7 +1,7 @@
 import { formatEther } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
-import { offeredEntryPoints, prepareChain, serviceDeployment } from "@/lib/chain/contracts";
+import { offeredEntryPoints, ourPaymasters, prepareChain, serviceDeployment } from "@/lib/chain/contracts";
 import { supportedChains, type ChainConfig } from "@/lib/chain/registry";
 
 /** The RPC URL without credentials in its path or query, for display. */
@@ -15,14 +15,28 @@ async function status(chain: ChainConfig) {
   const client = publicClient(chain);
   try {
     // Every piece: a chain prepared by an older version may lack the ones added since (chain deploy adds them).
-    const [codes, deposit] = await Promise.all([
+    const [codes, deposits] = await Promise.all([
       Promise.all(Object.entries(d).map(async ([name, address]) => [name, await client.getCode({ address })] as const)),
-      client.readContract({ address: d.entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [d.paymaster] }),
+      // Each of our paymasters' deposits at its EntryPoint (v0.6, v0.8 as the chain offers them).
+      Promise.all(
+        ourPaymasters(chain).map(async ({ version, entryPoint, paymaster }) => {
+          const code = await client.getCode({ address: entryPoint });
+          const wei = code && code !== "0x" ? await client.readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [paymaster] }) : 0n;
+          return [version, wei] as const;
+        }),
+      ),
     ]);
     const missing = codes.filter(([, code]) => !code || code === "0x").map(([name]) => name);
-    return { reachable: true, deployed: missing.length === 0, missing, paymasterDeposit: formatEther(deposit) };
+    const total = deposits.reduce((sum, [, wei]) => sum + wei, 0n);
+    return {
+      reachable: true,
+      deployed: missing.length === 0,
+      missing,
+      paymasterDeposit: formatEther(total),
+      paymasterDeposits: Object.fromEntries(deposits.map(([version, wei]) => [version, formatEther(wei)])),
+    };
   } catch {
-    return { reachable: false, deployed: false, missing: [], paymasterDeposit: null };
+    return { reachable: false, deployed: false, missing: [], paymasterDeposit: null, paymasterDeposits: null };
   }
 }
 
@@ -63,7 +77,9 @@ export function describeChains(result: Awaited<ReturnType<typeof listChains>>): 
         `${ch.chainId}  ${ch.mode}  ${ch.name}  ${ch.rpc}  ${ch.relay}  EntryPoints ${ch.entryPoints.map((v) => `v${v}`).join(", ")}  ` +
         (ch.reachable
           ? ch.deployed
-            ? `contracts deployed, paymaster deposit ${ch.paymasterDeposit}`
+            ? `contracts deployed, paymaster deposit ${ch.paymasterDeposit} (${Object.entries(ch.paymasterDeposits ?? {})
+                .map(([version, amount]) => `v${version} ${amount}`)
+                .join(", ")})`
             : `contracts NOT deployed (missing: ${ch.missing.join(", ")}; npm run cli -- chain deploy --chain ${ch.chainId})`
           : "unreachable"),
     ),

@@ -38,7 +38,12 @@ describe("EntryPoints per chain", () => {
     const result = await listChains();
     const local = result.chains.find((c) => c.chainId === 31337)!;
     expect(local).toMatchObject({ entryPoints: ["0.6", "0.8"], reachable: true, deployed: true, missing: [] });
+    // Each paymaster's deposit at its own EntryPoint (local chains fund both), and their sum.
+    const each = Object.values(local.paymasterDeposits!).map(Number);
+    expect(Object.keys(local.paymasterDeposits!)).toEqual(["0.6", "0.8"]);
+    for (const amount of each) expect(amount).toBeGreaterThan(0);
+    expect(Number(local.paymasterDeposit)).toBeCloseTo(each[0]! + each[1]!, 6);
     expect(result.contracts.entryPointV08).toBe(ENTRY_POINT_V08);
-    expect(describeChains(result)).toMatch(/31337 .*EntryPoints v0\.6, v0\.8 .*contracts deployed/);
+    expect(describeChains(result)).toMatch(/31337 .*EntryPoints v0\.6, v0\.8 .*contracts deployed, paymaster deposit [\d.]+ \(v0\.6 [\d.]+, v0\.8 [\d.]+\)/);
   });
 });
