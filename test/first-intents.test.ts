@@ -41,9 +41,10 @@ describe("first intents of fresh accounts, sent at once", () => {
     const started = Date.now();
     const created = await Promise.all(accounts.flatMap((account) => Array.from({ length: 20 }, () => createIntent({ account: account.id, interactions: [deposit(account.id)] }))));
     for (const res of created) expect(res.status, JSON.stringify(res.body)).toBe(200);
-    // One at a time: 100 pollers at once would slow down what they wait for.
+    // One at a time: 100 pollers at once would slow down what they wait for. Alone this lands in ~10 s; late in a whole
+    // suite on PostgreSQL it once passed 60 s (not reproduced in four runs under load), so the bound is 150 s.
     const done = [];
-    for (const res of created) done.push(await waitForLanding(key, res.body.id, Math.max(1_000, started + 60_000 - Date.now())));
+    for (const res of created) done.push(await waitForLanding(key, res.body.id, Math.max(1_000, started + 150_000 - Date.now())));
     for (const intent of done) expect(intent.response, intent.id).toMatchObject({ status: 1 });
     for (const account of accounts) {
       const mine = done.filter((i) => i.account.id === account.id);
@@ -54,7 +55,7 @@ describe("first intents of fresh accounts, sent at once", () => {
       expect([...history.timesByHash.entries()].sort()).toEqual(mine.map((i) => [i.userOperationHash as Hex, 1]).sort());
       expect(history.deposits).toBe(20);
     }
-  }, 90_000);
+  }, 180_000);
 
   it("when the deploying intent fails, the next custodial intent is rebuilt with the initCode, signed again, and lands", async () => {
     const account = await newAccount();
