@@ -4,7 +4,6 @@
 import { encodeFunctionData, getAddress, isAddressEqual, type Address, type Hex, type StateOverride } from "viem";
 import { entryPointV08Abi } from "@/contracts/artifacts";
 import { onChain, publicClient } from "@/lib/chain/clients";
-import { latestBlock } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { authorizationProblem, delegationOverride } from "@/lib/chain/eip7702";
 import type { ChainConfig } from "@/lib/chain/registry";
@@ -24,13 +23,12 @@ import { checkDelegation } from "@/lib/paymasters/senders";
 import type { ProjectContext } from "@/lib/projects/service";
 import { invalidParams } from "./errors";
 import type { BundlerSender } from "./sender";
+import { checkGas } from "./gas";
 import { sponsorshipOnRecord } from "./sponsorship";
 
 /** Any address with no code takes the EntryPoint's compensation in a validation call (the zero address is refused, AA90). */
 const PROBE_BENEFICIARY: Address = "0x000000000000000000000000000000000000dEaD";
 
-/** How far under the calldata formula a client's preVerificationGas may be: a stub's byte mix differs a little from the final data's. */
-const PRE_VERIFICATION_TOLERANCE_PERCENT = 10n;
 
 export interface CheckedV08 {
   hash: Hex;
@@ -58,30 +56,13 @@ export async function checkV08(db: Db, ctx: ProjectContext, chain: ChainConfig, 
   return { hash, policyId };
 }
 
-/** As v0.6's checkGas, over v0.8's limits (the paymaster's two included; no ×3). */
-async function checkGasV08(chain: ChainConfig, op: UserOpV08): Promise<void> {
-  if (op.maxPriorityFeePerGas > op.maxFeePerGas) {
-    throw invalidParams(`userOperation.maxPriorityFeePerGas ${op.maxPriorityFeePerGas} is over maxFeePerGas ${op.maxFeePerGas}.`, "userOperation.maxPriorityFeePerGas");
-  }
-  const block = await onChain(chain, () => latestBlock(chain));
-  if (block.baseFeePerGas != null && op.maxFeePerGas < block.baseFeePerGas) {
-    throw invalidParams(
-      `userOperation.maxFeePerGas ${op.maxFeePerGas} is under the chain's base fee ${block.baseFeePerGas}: it could not be included. Ask pimlico_getUserOperationGasPrice for fees.`,
-      "userOperation.maxFeePerGas",
-    );
-  }
-  const required = (preVerificationGasV08(op) * (100n - PRE_VERIFICATION_TOLERANCE_PERCENT)) / 100n;
-  if (op.preVerificationGas < required) {
-    throw invalidParams(
-      `userOperation.preVerificationGas ${op.preVerificationGas} does not cover the operation's calldata${op.authorization ? " and its EIP-7702 authorization" : ""} (at least ${required}). Estimate it with eth_estimateUserOperationGas.`,
-      "userOperation.preVerificationGas",
-    );
-  }
-  const total = op.callGasLimit + op.verificationGasLimit + (op.paymasterVerificationGasLimit ?? 0n) + (op.paymasterPostOpGasLimit ?? 0n) + op.preVerificationGas;
-  if (total > block.gasLimit) {
-    throw invalidParams(`The operation's gas limits total ${total}, over the chain's block gas limit ${block.gasLimit}.`, "userOperation.callGasLimit");
-  }
-}
+/** As v0.6's, over v0.8's limits (the paymaster's two included; no ×3) and an authorization's cost. */
+const checkGasV08 = (chain: ChainConfig, op: UserOpV08) =>
+  checkGas(chain, op, {
+    calldataGas: preVerificationGasV08(op),
+    totalGas: op.callGasLimit + op.verificationGasLimit + (op.paymasterVerificationGasLimit ?? 0n) + (op.paymasterPostOpGasLimit ?? 0n) + op.preVerificationGas,
+    covers: `the operation's calldata${op.authorization ? " and its EIP-7702 authorization" : ""}`,
+  });
 
 /** As v0.6's sponsorshipOf: only our VerifyingPaymasterV8, and only for the exact op it signed in this project. */
 async function sponsorshipOfV08(db: Db, ctx: ProjectContext, chain: ChainConfig, op: UserOpV08, hash: Hex): Promise<string | null> {

@@ -3,7 +3,6 @@
 import { decodeErrorResult, encodeFunctionData, getAddress, isAddressEqual, slice, type Address, type Hex } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { onChain, publicClient } from "@/lib/chain/clients";
-import { latestBlock } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
 import {
@@ -28,13 +27,12 @@ import { BundlerCode, invalidParams, RpcError } from "./errors";
 import { entryPointOf, positional, sendableOperation } from "./params";
 import { projectSender } from "./sender";
 import { checkV08, hashV08 } from "./send-v08";
+import { checkGas } from "./gas";
 import { sponsorshipOnRecord } from "./sponsorship";
 
 /** Any address with no code takes the EntryPoint's compensation in a validation call (the zero address is refused, AA90). */
 const PROBE_BENEFICIARY: Address = "0x000000000000000000000000000000000000dEaD";
 
-/** How far under the calldata formula a client's preVerificationGas may be: a stub's byte mix differs a little from the final data's. */
-const PRE_VERIFICATION_TOLERANCE_PERCENT = 10n;
 
 export async function sendUserOperation(db: Db, ctx: ProjectContext, chain: ChainConfig, params: unknown): Promise<Hex> {
   const [rawOp, rawEntryPoint] = positional(params, 2, "userOperation, entryPoint");
@@ -48,7 +46,7 @@ export async function sendUserOperation(db: Db, ctx: ProjectContext, chain: Chai
   if (known) return resent(db, ctx, known, op.signature);
 
   const sender = await projectSender(db, ctx, chain.chainId, op.sender, "0.6");
-  await checkGas(chain, op);
+  await checkGasV06(chain, op);
   const policyId = await sponsorshipOf(db, ctx, chain, op, hash);
   await validate(chain, op);
   return record(db, ctx, chain, { ...sender, versioned, hash, policyId });
@@ -96,30 +94,12 @@ async function resent(db: Db, ctx: ProjectContext, intent: Awaited<ReturnType<ty
   return hash;
 }
 
-/** Gas fields a bundle can carry and that pay for it: fees includable now, preVerificationGas covering the calldata, a total within a block. */
-async function checkGas(chain: ChainConfig, op: UserOp): Promise<void> {
-  if (op.maxPriorityFeePerGas > op.maxFeePerGas) {
-    throw invalidParams(`userOperation.maxPriorityFeePerGas ${op.maxPriorityFeePerGas} is over maxFeePerGas ${op.maxFeePerGas}.`, "userOperation.maxPriorityFeePerGas");
-  }
-  const block = await onChain(chain, () => latestBlock(chain));
-  if (block.baseFeePerGas != null && op.maxFeePerGas < block.baseFeePerGas) {
-    throw invalidParams(
-      `userOperation.maxFeePerGas ${op.maxFeePerGas} is under the chain's base fee ${block.baseFeePerGas}: it could not be included. Ask pimlico_getUserOperationGasPrice for fees.`,
-      "userOperation.maxFeePerGas",
-    );
-  }
-  const required = (preVerificationGas(op) * (100n - PRE_VERIFICATION_TOLERANCE_PERCENT)) / 100n;
-  if (op.preVerificationGas < required) {
-    throw invalidParams(
-      `userOperation.preVerificationGas ${op.preVerificationGas} does not cover the operation's calldata (at least ${required}). Estimate it with eth_estimateUserOperationGas.`,
-      "userOperation.preVerificationGas",
-    );
-  }
-  const total = op.callGasLimit + op.verificationGasLimit * (paymasterPays(op.paymasterAndData) ? 3n : 1n) + op.preVerificationGas;
-  if (total > block.gasLimit) {
-    throw invalidParams(`The operation's gas limits total ${total}, over the chain's block gas limit ${block.gasLimit}.`, "userOperation.callGasLimit");
-  }
-}
+/** Gas fields a bundle can carry and that pay for it (v0.6: a paymaster's verification counts three times). */
+const checkGasV06 = (chain: ChainConfig, op: UserOp) =>
+  checkGas(chain, op, {
+    calldataGas: preVerificationGas(op),
+    totalGas: op.callGasLimit + op.verificationGasLimit * (paymasterPays(op.paymasterAndData) ? 3n : 1n) + op.preVerificationGas,
+  });
 
 /**
  * The policy whose ERC-7677 sponsorship this op carries, or null when the account pays. Only this service's paymaster
