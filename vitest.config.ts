@@ -1,14 +1,49 @@
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 
+const alias = { "@": path.resolve(import.meta.dirname) };
+const roots = ["test", "lib", "contracts", "inngest"];
+const UNIT = roots.map((root) => `${root}/**/*.unit.test.ts`);
+
+/**
+ * Two projects, both run by `npm test`:
+ * - `unit`: `*.unit.test.ts`, tests that need neither a chain nor a database. No global setup, so
+ *   `npx vitest run --project unit` (or one such file) starts in a second; test/helpers/unit-setup.ts makes a
+ *   database or chain reached by mistake fail fast instead of being started or found.
+ * - `integration`: every other test, after test/helpers/global-setup.ts has started three anvil chains with
+ *   our contracts and a database (PGlite template, or a fresh PostgreSQL database with DATABASE_URL).
+ * The global setup sits on the integration project only: Vitest runs a project's global setup only
+ * when that project has a test queued, but always runs the root config's.
+ */
 export default defineConfig({
-  resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
+  resolve: { alias },
   test: {
-    include: ["test/**/*.test.ts", "lib/**/*.test.ts", "contracts/**/*.test.ts", "inngest/**/*.test.ts"],
-    globalSetup: ["test/global-setup.ts"],
-    setupFiles: ["test/worker-setup.ts"],
     environment: "node",
     testTimeout: 30_000,
-    hookTimeout: 300_000,
+    projects: [
+      {
+        resolve: { alias },
+        test: {
+          name: "unit",
+          include: UNIT,
+          setupFiles: ["test/helpers/worker-setup.ts", "test/helpers/unit-setup.ts"],
+          environment: "node",
+          testTimeout: 30_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: "integration",
+          include: roots.map((root) => `${root}/**/*.test.ts`),
+          exclude: [...UNIT, "**/node_modules/**"],
+          globalSetup: ["test/helpers/global-setup.ts"],
+          setupFiles: ["test/helpers/worker-setup.ts", "test/helpers/jobs-setup.ts"],
+          environment: "node",
+          testTimeout: 30_000,
+          hookTimeout: 300_000,
+        },
+      },
+    ],
   },
 });

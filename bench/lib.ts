@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import { performance } from "node:perf_hooks";
 import { startAnvil } from "@/lib/chain/anvil";
-import { prepareChain } from "@/lib/chain/contracts";
+import { prepareChain } from "@/lib/prepare-chains";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { request } from "./http";
 
@@ -106,16 +106,31 @@ export interface RunResult {
   /** Service runs: landed ops with exactly one UserOperationEvent; ops seen twice or landed without an answer. */
   landedOnce?: number;
   duplicated?: number;
+  /** The servers' CPU for the bench's own polls and scrapes, ms per landed op: left out of cpu.server. */
+  benchServerCpuPerOp?: number;
   /** CPU seconds of the run by process group (cpuMeter). */
   cpu?: Record<string, number>;
+  /** Service runs: the list requests the run made to see its intents land (their statements are not the intents'). */
+  polls?: number;
+  /** Service runs: SQL statements per landed intent (bench/intents.ts: net of the bench's own requests), and PostgreSQL's count of them. */
+  statementsPerOp?: number;
+  pgStatementsPerOp?: number;
+  /** Service runs: how long after its last landing the run's stages took to be all observed (bench/intents.ts, settle). */
+  settleSeconds?: number;
+  /** Service runs: per stage, the observations of transaction_intent_stage_seconds during the run (bench/metrics.ts). */
+  stages?: Map<string, { le: number; count: number }[]>;
   firstError?: string;
 }
 
-/** CPU seconds (user + system) of a process, or 0 when it is gone. */
+/**
+ * CPU seconds (user + system) of a process and of its children that have exited, or 0 when it is gone. The
+ * children's part keeps a group's sum from going down when a member exits: a PostgreSQL backend that closes during
+ * a run moves its CPU into the postmaster's.
+ */
 function cpuSecondsOf(pid: number): number {
   try {
     const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
+    return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100; // utime, stime, cutime, cstime in clock ticks (100 Hz)
   } catch {
     return 0;
   }
@@ -157,3 +172,9 @@ export function cpuMeter(groups: CpuGroups) {
 }
 
 export const postgresPids = () => pidsNamed("postgres");
+
+/** The CPU seconds so far of one group's processes (with their exited children), as cpuMeter counts them. */
+export function cpuMeterOnce(groups: CpuGroups, name: string): number {
+  const pids = groups[name];
+  return pids ? pids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0) : 0;
+}

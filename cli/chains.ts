@@ -1,7 +1,8 @@
 import { formatEther } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
-import { offeredEntryPoints, ourPaymasters, prepareChain, serviceDeployment } from "@/lib/chain/contracts";
+import { offeredEntryPoints, ourPaymasters, serviceDeployment } from "@/lib/chain/contracts";
+import { prepareChain } from "@/lib/prepare-chains";
 import { supportedChains, type ChainConfig } from "@/lib/chain/registry";
 
 /** The RPC URL without credentials in its path or query, for display. */

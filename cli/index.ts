@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { getAddress, isAddress } from "viem";
-import { dataDir } from "@/lib/config";
+import { dataDir, envRaw } from "@/lib/config";
 import { upgradeManagedAccounts, type ManagedUpgrade } from "@/lib/accounts/managed";
 import { findChain } from "@/lib/chain/registry";
 import { deployChains, describeChains, listChains } from "./chains";
@@ -10,7 +10,7 @@ import { describeCredit, describeStatus, joinNegativeAmounts, sponsorshipCommand
 import { describeRotation, rotateMaster } from "./keys";
 import { closeDb, EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
 import { embeddedOwner } from "@/lib/db/embedded";
-import { AdminCommandError, runAdminCommand, type AdminCommand } from "@/lib/projects/commands";
+import { AdminCommandError, runAdminCommand, type AdminCommand } from "@/lib/admin-commands";
 import { claimUrl } from "@/lib/projects/claims";
 import type { listProjects, ModeKeys, ProjectWithKeys } from "@/lib/projects/service";
 
@@ -19,7 +19,7 @@ const usage = `Usage:
   npm run cli -- project list [--json]
   npm run cli -- project claim-link [--project PROJECT_ID] [--json]
   npm run cli -- keys roll --project PROJECT_ID [--mode test|live] [--json]
-  npm run cli -- keys rotate-master [--json]   (README: Rotating the master key)
+  npm run cli -- keys rotate-master [--json]   (docs/operating.md: Rotating the master key)
   npm run cli -- chain list [--json]
   npm run cli -- chain deploy [--chain CHAIN_ID] [--json]
   npm run cli -- accounts upgrade-managed --chain CHAIN_ID --implementation 0x… [--project PROJECT_ID] [--json]
@@ -90,7 +90,7 @@ function describe(cmd: AdminCommand, result: unknown): string {
     case "project.claimLink": {
       // Whoever has a shell on the server is its operator: the link hands them (or whom they give it to) the project.
       const { project, token } = result as { project: { id: string; name: string }; token: string };
-      const base = process.env.NEXTAUTH_URL ?? `http://${process.env.HOST ?? "127.0.0.1"}:${process.env.PORT ?? "3000"}`;
+      const base = envRaw("NEXTAUTH_URL") ?? `http://${envRaw("HOST") ?? "127.0.0.1"}:${envRaw("PORT") ?? "3000"}`;
       return [`A new one-time link to claim project "${project.name}" (${project.id}); any earlier one no longer works:`, `  ${claimUrl(base, token)}`].join("\n");
     }
     case "keys.roll": {

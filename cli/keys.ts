@@ -1,8 +1,9 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
-import { reencryptAll, type RotationReport } from "@/lib/keys/rotation";
+import { reencryptAll, type RotationReport } from "@/lib/key-rotation";
 import { embeddedKeyFiles, keyring, parseMasterKey, reloadKeyring } from "@/lib/keys/master";
+import { environment, type SettingsEnv } from "@/lib/config";
 
 export interface RotationResult {
   kid: string;
@@ -19,16 +20,16 @@ const writeSecret = (file: string, value: string) => {
 /**
  * `keys rotate-master`. With KEY_ENCRYPTION_KEY set (servers configured by environment), the
  * servers already hold the new key as KEY_ENCRYPTION_KEY and the old one in KEY_ENCRYPTION_KEYRING
- * (README: Rotating the master key): this re-encrypts every secret under the new one. In the
+ * (docs/operating.md: Rotating the master key): this re-encrypts every secret under the new one. In the
  * embedded default it does all of it on .data/: pins the service keys' derivation root, makes
  * KEY_ENCRYPTION_KEY_NEW (or a generated key) current with the old one in the keyring,
  * re-encrypts, then drops the old key.
  */
-export async function rotateMaster(env: Record<string, string | undefined> = process.env): Promise<RotationResult> {
+export async function rotateMaster(env: SettingsEnv = environment()): Promise<RotationResult> {
   if (env.KEY_ENCRYPTION_KEY) {
     if (env.KEY_ENCRYPTION_KEY_NEW) {
       throw new Error(
-        "KEY_ENCRYPTION_KEY is set: the servers' environment holds the keys. Make the new key KEY_ENCRYPTION_KEY and the old one KEY_ENCRYPTION_KEYRING on every server first, then run this with that environment (README: Rotating the master key).",
+        "KEY_ENCRYPTION_KEY is set: the servers' environment holds the keys. Make the new key KEY_ENCRYPTION_KEY and the old one KEY_ENCRYPTION_KEYRING on every server first, then run this with that environment (docs/operating.md: Rotating the master key).",
       );
     }
     const ring = keyring();

@@ -1,6 +1,6 @@
 import os from "node:os";
 import { formatEther, parseEther } from "viem";
-import type { AdminCommand } from "@/lib/projects/commands";
+import type { AdminCommand } from "@/lib/admin-commands";
 import type { CreditResult, StatusResult } from "@/lib/sponsorship/admin";
 
 export const sponsorshipUsage = `  npm run cli -- sponsorship credit --project PROJECT_ID --mode test|live --chain CHAIN_ID --amount 0.5 [--note TEXT] [--json]

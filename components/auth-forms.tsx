@@ -12,6 +12,8 @@ import { buttonClass } from "./page";
 
 /** Signs in with the form's email and password, staying on the page so a refusal can be shown there. */
 const signInWithPassword = (form: FormData) => signIn("credentials", { email: form.get("email"), password: form.get("password"), redirect: false });
+/** Signs in with the proof checkSignIn gave for the form's password: the server hashes the password once per sign-in. */
+const signInWithProof = (form: FormData, proof: unknown) => signIn("credentials", { email: form.get("email"), proof: String(proof), redirect: false });
 
 /** Where to go after signing in: a path of this site only (a claim or invitation link), else the dashboard. */
 const safeNext = (next?: string) => (next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/");
@@ -29,7 +31,7 @@ export function SignInForm({ providers, initialError, next }: { providers: { id:
           setPending(true);
           const form = new FormData(e.currentTarget);
           const checked = await checkSignIn(form);
-          const result = checked.ok ? await signInWithPassword(form) : null;
+          const result = checked.ok ? await signInWithProof(form, checked.data?.proof) : null;
           if (result?.ok) return router.replace(safeNext(next));
           setPending(false);
           setError(checked.error ?? { message: "Could not sign you in. Try again." });

@@ -1,5 +1,5 @@
 import { chainOptions } from "@/lib/dashboard/chains";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { Select } from "./form";
 
 /** The mode's chains; with none configured (live mode out of the box), what to set instead of an empty list. */

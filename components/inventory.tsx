@@ -14,7 +14,7 @@ import {
   getPlayerNftInventory,
 } from "@/lib/inventory/operations";
 import type { InventoryItem } from "@/lib/inventory/schema";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { Mono } from "./code";
 import { ErrorMessage } from "./page";
 import { Table } from "./table";

@@ -2,7 +2,7 @@
 
 import { startTransition, useActionState, useState } from "react";
 import type { FormState } from "@/lib/dashboard/form-state";
-import type { PolicyEvaluation } from "@/lib/policies/dry-run";
+import type { PolicyEvaluation } from "@/lib/policy-actions/dry-run";
 import { Badge } from "./badge";
 import { FormFeedback, PlayerField, Select, SubmitButton, TextInput } from "./form";
 import type { IntentFormContract } from "./intent-form";

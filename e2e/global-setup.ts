@@ -1,4 +1,4 @@
-import { startServer } from "../test/server";
+import { startServer } from "../test/helpers/server";
 
 /**
  * One production server for the suite: `next build` when sources changed, then `next start` on a

@@ -1,5 +1,6 @@
 import { Inngest } from "inngest";
 import { redactingLogger } from "./logger";
+import { envRaw } from "@/lib/config";
 
 export const inngest = new Inngest({ id: "smart-wallet-service", logger: redactingLogger() });
 
@@ -8,4 +9,4 @@ export const inngest = new Inngest({ id: "smart-wallet-service", logger: redacti
  * served at /api/inngest and events go to Inngest; otherwise the embedded runner runs them.
  */
 export const usesInngestServer = () =>
-  Boolean(process.env.INNGEST_EVENT_KEY || process.env.INNGEST_SIGNING_KEY || process.env.INNGEST_DEV || process.env.INNGEST_BASE_URL);
+  Boolean(envRaw("INNGEST_EVENT_KEY") || envRaw("INNGEST_SIGNING_KEY") || envRaw("INNGEST_DEV") || envRaw("INNGEST_BASE_URL"));

@@ -7,14 +7,17 @@ import { StepMode } from "inngest/types";
 import type { Db } from "@/lib/db/client";
 import { log } from "@/lib/log";
 import { metrics } from "@/lib/metrics";
-import { functionRuns, transactionIntents } from "@/lib/db/schema";
-import { inngest, usesInngestServer } from "./client";
+import { functionRuns } from "@/lib/db/schema";
+import { batchConfigOf, formBatch, type BatchConfig } from "./batches";
+import { inngest } from "./client";
+import { envNumber } from "@/lib/config";
+import { processSingleton } from "@/lib/singleton";
 
 type AnyFunction = InngestFunction.Any;
 type RunRow = typeof functionRuns.$inferSelect;
 type StepState = RunRow["steps"]["state"];
 
-/** An event as the runner stores it; the service's own are declared in ./events.ts. */
+/** An event as the runner stores it; the service's own (its jobs) are declared in lib/jobs/messages.ts. */
 export interface RunnerEvent {
   name: string;
   data: Record<string, unknown>;
@@ -63,8 +66,14 @@ export const CRON_EVENT = "inngest/scheduled.timer";
 
 /** The latest time a cron schedule ("* * * * *", or Inngest's "TZ=Europe/Paris 0 9 * * *") was due, in ms. */
 export function lastCronSlot(cron: string, now = new Date()): number {
+  return cronSlots(cron, now).last;
+}
+
+/** The cron's latest slot before `now`, and the one after that (never later than the first slot after `now`). */
+export function cronSlots(cron: string, now = new Date()): { last: number; next: number } {
   const [, tz, expression] = /^(?:TZ=(\S+)\s+)?(.*)$/.exec(cron.trim())!;
-  return CronExpressionParser.parse(expression!, { currentDate: now, tz: tz ?? "UTC" }).prev().getTime();
+  const last = CronExpressionParser.parse(expression!, { currentDate: now, tz: tz ?? "UTC" }).prev().getTime();
+  return { last, next: CronExpressionParser.parse(expression!, { currentDate: new Date(last), tz: tz ?? "UTC" }).next().getTime() };
 }
 
 /** "1s", "250ms", "1h30m", or an ISO date (step.sleepUntil): the time to wake. */
@@ -91,8 +100,11 @@ export function wakeTime(spec: string, now = Date.now()): number {
 export class EmbeddedRunner {
   private readonly byId: Map<string, AnyFunction>;
   private readonly byEvent = new Map<string, AnyFunction[]>();
-  /** Cron-triggered functions, with the last slot this process scheduled. */
-  private readonly crons: { fn: AnyFunction; cron: string; scheduled: number }[];
+  /**
+   * Cron-triggered functions, with the last slot this process scheduled and the next slot's time (`due`), before
+   * which a tick (one per event sent, under load) need not parse the expression.
+   */
+  private readonly crons: { fn: AnyFunction; cron: string; scheduled: number; due: number }[];
   private readonly active = new Set<Promise<void>>();
   /** Ids of the runs this process is executing: never claimed again meanwhile. */
   private readonly executing = new Set<string>();
@@ -105,6 +117,13 @@ export class EmbeddedRunner {
   private ticking = false;
   private again = false;
   private readonly opts: Required<RunnerOptions>;
+  /**
+   * Batched functions (batchEvents): events sent here and not yet in a batch, runs executing here, the timer that
+   * forms a batch when its oldest event has waited the timeout, and whether a batch should be formed at the next tick.
+   */
+  private readonly batches = new Map<string, BatchConfig & { waiting: number; executing: number; timer: NodeJS.Timeout | null; want: "force" | "due" | null }>();
+  /** Whether the next tick claims runs (a batched event alone does not need the claim's query). */
+  private claimWanted = true;
 
   constructor(
     private readonly db: Db,
@@ -113,14 +132,21 @@ export class EmbeddedRunner {
   ) {
     this.byId = new Map(functions.map((fn) => [functionId(fn), fn]));
     for (const fn of functions) for (const name of triggerEvents(fn)) this.byEvent.set(name, [...(this.byEvent.get(name) ?? []), fn]);
-    this.crons = functions.flatMap((fn) => cronTriggers(fn).map((cron) => ({ fn, cron, scheduled: 0 })));
+    this.crons = functions.flatMap((fn) => cronTriggers(fn).map((cron) => ({ fn, cron, scheduled: 0, due: 0 })));
+    for (const fn of functions) {
+      const config = batchConfigOf(fn);
+      if (config) this.batches.set(functionId(fn), { ...config, waiting: 0, executing: 0, timer: null, want: null });
+    }
     const concurrency = options.concurrency ?? 16;
-    const share = Number(process.env.RUNNER_PROJECT_SHARE);
-    const projectShare = Number.isInteger(share) && share > 0 ? share : Math.ceil((concurrency * 3) / 4);
+    const projectShare = envNumber("RUNNER_PROJECT_SHARE", Math.ceil((concurrency * 3) / 4), { above: 0, integer: true });
     this.opts = { pollMs: 500, concurrency, leaseMs: 60_000, retryBaseMs: 1_000, exclusive: false, ...options, projectShare: options.projectShare ?? projectShare };
   }
 
-  /** Stores one run per triggered function (deduplicated by event id) and wakes the runner. */
+  /**
+   * Stores one run per triggered function (deduplicated by event id) and wakes the runner. A batched function's event
+   * waits for its batch instead: formed at once when nothing of the function runs here, else when maxSize wait or
+   * the oldest has waited the timeout (so batches grow with the load, and an idle service adds no delay).
+   */
   async send(events: RunnerEvent[]): Promise<void> {
     const rows = events.flatMap((event) =>
       (this.byEvent.get(event.name) ?? []).map((fn) => ({
@@ -129,10 +155,35 @@ export class EmbeddedRunner {
         eventId: event.id,
         event: { ...event, ts: Date.now() },
         steps: { order: [], state: {} },
+        ...(this.batches.has(functionId(fn)) ? { status: "batched" as const } : {}),
       })),
     );
-    if (rows.length) await this.db.insert(functionRuns).values(rows).onConflictDoNothing();
-    this.kick();
+    if (rows.length === 0) return;
+    const inserted = await this.db.insert(functionRuns).values(rows).onConflictDoNothing().returning({ functionId: functionRuns.functionId });
+    let claim = false;
+    for (const { functionId: id } of inserted) {
+      const batch = this.batches.get(id);
+      if (batch) batch.waiting++;
+      else claim = true;
+    }
+    for (const [id, batch] of this.batches) if (inserted.some((r) => r.functionId === id)) this.nudgeBatch(batch);
+    if (claim) this.kick();
+  }
+
+  /** Forms a batch now if nothing of its function runs here or it is full; else once its oldest event times out. */
+  private nudgeBatch(batch: BatchConfig & { waiting: number; executing: number; timer: NodeJS.Timeout | null; want: "force" | "due" | null }) {
+    if (batch.waiting <= 0) return;
+    if (batch.executing === 0 || batch.waiting >= batch.maxSize) {
+      batch.want = "force";
+      this.kick(false);
+      return;
+    }
+    batch.timer ??= setTimeout(() => {
+      batch.timer = null;
+      batch.want ??= "due";
+      this.kick(false);
+    }, batch.timeoutMs);
+    batch.timer.unref?.();
   }
 
   /**
@@ -142,7 +193,9 @@ export class EmbeddedRunner {
   private async scheduleCrons() {
     const now = new Date();
     const rows = this.crons.flatMap((entry) => {
-      const slot = lastCronSlot(entry.cron, now);
+      if (now.getTime() < entry.due) return [];
+      const { last: slot, next } = cronSlots(entry.cron, now);
+      entry.due = next;
       if (slot <= entry.scheduled) return [];
       entry.scheduled = slot;
       const eventId = `cron:${entry.cron}:${new Date(slot).toISOString()}`;
@@ -171,6 +224,10 @@ export class EmbeddedRunner {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    for (const batch of this.batches.values()) {
+      if (batch.timer) clearTimeout(batch.timer);
+      batch.timer = null;
+    }
     let timeout: NodeJS.Timeout | undefined;
     const settled = Promise.allSettled([...this.active]).then(() => true);
     const waited = Number.isFinite(graceMs) ? Promise.race([settled, new Promise<false>((r) => (timeout = setTimeout(() => r(false), graceMs)))]) : settled;
@@ -198,8 +255,9 @@ export class EmbeddedRunner {
     return { ok: !this.stopped && recent && !error, executing: this.executing.size, lastTickMsAgo, error };
   }
 
-  /** Wakes the runner now instead of at the next poll. */
-  kick() {
+  /** Wakes the runner now instead of at the next poll; `claim` false: only to form batches. */
+  kick(claim = true) {
+    if (claim) this.claimWanted = true;
     if (this.stopped) return;
     if (this.ticking) {
       this.again = true;
@@ -211,7 +269,11 @@ export class EmbeddedRunner {
   private schedule(ms: number) {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.kick(), ms);
+    this.timer = setTimeout(() => {
+      // The poll also forms batches other instances' events are due for (their timeout passed).
+      for (const batch of this.batches.values()) batch.want ??= "due";
+      this.kick();
+    }, ms);
     this.timer.unref?.();
   }
 
@@ -221,17 +283,12 @@ export class EmbeddedRunner {
       if (this.crons.length) await this.scheduleCrons();
       do {
         this.again = false;
+        if (this.opts.concurrency - this.active.size <= 0 || this.byId.size === 0) break;
+        await this.formBatches();
         const free = this.opts.concurrency - this.active.size;
-        if (free <= 0 || this.byId.size === 0) break;
-        for (const run of await this.claim(free)) {
-          const job = this.execute(run)
-            .catch((err: unknown) => log.error({ runId: run.id, function: run.functionId, err }, "function run crashed the runner"))
-            .finally(() => {
-              this.active.delete(job);
-              this.kick();
-            });
-          this.active.add(job);
-        }
+        if (!this.claimWanted || free <= 0) continue;
+        this.claimWanted = false;
+        for (const run of await this.claim(free)) this.begin(run);
       } while (this.again && !this.stopped);
       this.lastTick = { at: Date.now(), failed: false };
     } catch (err) {
@@ -240,6 +297,47 @@ export class EmbeddedRunner {
     } finally {
       this.ticking = false;
       this.schedule(this.opts.pollMs);
+    }
+  }
+
+  private begin(run: RunRow) {
+    const batch = this.batches.get(run.functionId);
+    if (batch) batch.executing++;
+    const job = this.execute(run)
+      .catch((err: unknown) => log.error({ runId: run.id, function: run.functionId, err }, "function run crashed the runner"))
+      .finally(() => {
+        this.active.delete(job);
+        if (batch) {
+          batch.executing--;
+          this.nudgeBatch(batch);
+        }
+        this.kick();
+      });
+    this.active.add(job);
+  }
+
+  /** Forms the batches wanted (while slots are free; full ones one after another) and starts them. */
+  private async formBatches() {
+    for (const [id, batch] of this.batches) {
+      while (batch.want && this.opts.concurrency - this.active.size > 0) {
+        const force = batch.want === "force";
+        batch.want = null;
+        const run = await formBatch(this.db, id, batch, { force, leaseMs: this.opts.leaseMs });
+        if (!run) {
+          // Forced and none waiting: another instance batched ours.
+          if (force) batch.waiting = 0;
+          break;
+        }
+        const size = run.events?.length ?? 1;
+        batch.waiting = Math.max(0, batch.waiting - size);
+        if (batch.timer && batch.waiting === 0) {
+          clearTimeout(batch.timer);
+          batch.timer = null;
+        }
+        this.begin(run);
+        // A full batch may have left more behind: another if those are due too.
+        if (size >= batch.maxSize) batch.want = "due";
+      }
     }
   }
 
@@ -253,9 +351,8 @@ export class EmbeddedRunner {
   private async claim(limit: number): Promise<RunRow[]> {
     const ids = [...this.byId.keys()];
     const lease = `${this.opts.leaseMs} milliseconds`;
-    // The project a run works for: named by its event, or the intent it is about; any other run is its own.
-    const onIntent = eq(transactionIntents.id, sql`${functionRuns.event}->'data'->>'intentId'`);
-    const share = sql<string>`coalesce(${functionRuns.event}->'data'->>'projectId', ${transactionIntents.projectId}, ${functionRuns.id})`;
+    // The project a run works for, as its event names it (every job about a project does: lib/jobs/messages.ts); any other run is its own.
+    const share = sql<string>`coalesce(${functionRuns.event}->'data'->>'projectId', ${functionRuns.id})`;
     const unleased = sql`(${functionRuns.lockedUntil} is null or ${functionRuns.lockedUntil} < now())`;
     const due = this.db
       .select({
@@ -266,7 +363,6 @@ export class EmbeddedRunner {
         turn: sql<number>`row_number() over (partition by ${share} order by ${functionRuns.runAt})`.as("turn"),
       })
       .from(functionRuns)
-      .leftJoin(transactionIntents, onIntent)
       .where(
         and(
           inArray(functionRuns.status, ["queued", "running"]),
@@ -280,7 +376,6 @@ export class EmbeddedRunner {
     const busy = this.db
       .select({ share: share.as("busy_share"), running: sql<number>`count(*)`.as("running") })
       .from(functionRuns)
-      .leftJoin(transactionIntents, onIntent)
       .where(and(eq(functionRuns.status, "running"), sql`${functionRuns.lockedUntil} >= now()`))
       .groupBy(share)
       .as("busy");
@@ -325,7 +420,7 @@ export class EmbeddedRunner {
       partialOptions: {
         runId: run.id,
         client: inngest,
-        data: { runId: run.id, attempt, event, events: [event] },
+        data: { runId: run.id, attempt, event, events: run.events ?? [event] },
         reqArgs: [],
         headers: {},
         stepCompletionOrder: order,
@@ -447,26 +542,15 @@ type ExecutionResult =
   | { type: "function-rejected"; error: unknown; retriable: boolean | string }
   | { type: "step-not-found" | "change-mode" };
 
-const state = globalThis as unknown as { __runner?: EmbeddedRunner };
+const state = processSingleton("runner", () => ({ runner: undefined as EmbeddedRunner | undefined }));
 
 /** The process's runner (embedded mode), started once. */
 export async function startEmbeddedRunner(db: Db, functions: AnyFunction[], options?: RunnerOptions): Promise<EmbeddedRunner> {
-  if (!state.__runner) {
-    state.__runner = new EmbeddedRunner(db, functions, options);
-    await state.__runner.start();
+  if (!state.runner) {
+    state.runner = new EmbeddedRunner(db, functions, options);
+    await state.runner.start();
   }
-  return state.__runner;
+  return state.runner;
 }
 
-export const embeddedRunner = () => state.__runner;
-
-/** Sends service events: to Inngest when it is configured, else to the embedded runner. */
-export async function sendEvents(events: RunnerEvent[]): Promise<void> {
-  if (usesInngestServer()) {
-    await inngest.send(events.map((e) => ({ name: e.name, data: e.data, id: e.id })));
-    return;
-  }
-  const runner = state.__runner;
-  if (!runner) throw new Error("the embedded runner is not started");
-  await runner.send(events);
-}
+export const embeddedRunner = () => state.runner;

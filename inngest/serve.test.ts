@@ -1,10 +1,10 @@
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { deliveryEvent } from "@/inngest/events";
+import { deliveryJob } from "@/lib/jobs/messages";
 import { functions as allFunctions } from "@/inngest/functions";
 import { webhookSignature } from "@/lib/deliveries/signing";
-import { expectError } from "@/test/api";
-import { receiver, type ReceivedRequest } from "@/test/relay-fixtures";
+import { expectError } from "@/test/helpers/api";
+import { receiver, type ReceivedRequest } from "@/test/helpers/relay-fixtures";
 
 /**
  * /api/inngest as Inngest sees it. Inngest itself cannot run here (inngest-cli downloads a binary
@@ -25,7 +25,8 @@ const restoreEnv = () => {
 const SIGNING_KEY = `signkey-test-${crypto.randomBytes(32).toString("hex")}`;
 const EVENT_KEY = `evt-${crypto.randomBytes(16).toString("hex")}`;
 const APP_URL = "http://127.0.0.1:3000/api/inngest";
-const RELAY_FN = "smart-wallet-service-relay-transaction-intent";
+const RELAY_FN = "smart-wallet-service-relay-transaction-intents";
+const RELAY_ALONE_FN = "smart-wallet-service-relay-transaction-intent";
 const WEBHOOK_FN = "smart-wallet-service-deliver-event";
 const EXPIRE_FN = "smart-wallet-service-cancel-unsigned-intent";
 const UNSETTLED_FN = "smart-wallet-service-resend-unsettled-intents";
@@ -128,12 +129,12 @@ describe("/api/inngest without INNGEST_* configuration", () => {
 
 describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () => {
   let route: Route;
-  let fixtures: typeof import("@/test/relay-fixtures");
-  let api: typeof import("@/test/api");
+  let fixtures: typeof import("@/test/helpers/relay-fixtures");
+  let api: typeof import("@/test/helpers/api");
   let runner: typeof import("@/inngest/runner");
   let key: string;
   let projectId: string;
-  let deposits: Awaited<ReturnType<(typeof import("@/test/relay-fixtures"))["sponsoredDeposits"]>>;
+  let deposits: Awaited<ReturnType<(typeof import("@/test/helpers/relay-fixtures"))["sponsoredDeposits"]>>;
   let hooks: Awaited<ReturnType<typeof receiver>>;
   let inngestEvents: Awaited<ReturnType<typeof receiver>>;
 
@@ -150,8 +151,8 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     process.env.INNGEST_BASE_URL = inngestEvents.url;
     // A fresh module graph, as a process started with this environment loads it.
     route = await freshRoute();
-    fixtures = await import("@/test/relay-fixtures");
-    api = await import("@/test/api");
+    fixtures = await import("@/test/helpers/relay-fixtures");
+    api = await import("@/test/helpers/api");
     runner = await import("@/inngest/runner");
     const project = await api.newProject("served to inngest");
     key = project.keys.test.secret;
@@ -192,9 +193,12 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     expect(sync.headers.get("x-inngest-sync-kind")).toBe("in_band");
     expect(sync.body).toMatchObject({ app_id: "smart-wallet-service", url: APP_URL, framework: "nextjs" });
     const functions = sync.body.functions as { id: string; triggers: unknown[]; steps: { step: { runtime: { url: string }; retries: { attempts: number } } } }[];
-    expect(functions.map((f) => f.id).sort()).toEqual([EXPIRE_FN, WEBHOOK_FN, INDEX_FN, MONITOR_FN, RETENTION_FN, RELAY_FN, UNSETTLED_FN, SPONSORSHIP_FN]);
+    expect(functions.map((f) => f.id).sort()).toEqual([EXPIRE_FN, WEBHOOK_FN, INDEX_FN, MONITOR_FN, RETENTION_FN, RELAY_ALONE_FN, RELAY_FN, UNSETTLED_FN, SPONSORSHIP_FN]);
     const byId = Object.fromEntries(functions.map((f) => [f.id, f]));
     expect(byId[RELAY_FN]!.triggers).toEqual([{ event: "transaction_intent/relay" }]);
+    // Inngest gathers the relay's events into batches of up to 50, for at most a second.
+    expect(byId[RELAY_FN]).toMatchObject({ batchEvents: { maxSize: 50, timeout: "1s" } });
+    expect(byId[RELAY_ALONE_FN]!.triggers).toEqual([{ event: "transaction_intent/relay-alone" }]);
     expect(byId[WEBHOOK_FN]!.triggers).toEqual([{ event: "event/deliver" }]);
     expect(byId[EXPIRE_FN]!.triggers).toEqual([{ event: "transaction_intent/expire" }]);
     // Inngest runs the sweep on its own schedule: the cron goes to it as written
@@ -217,22 +221,22 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     // The API handed the relay to Inngest; nothing runs it in this process.
     expect(runner.embeddedRunner()).toBeUndefined();
     const relay = eventsSent().find((e) => e.id === `relay:${intent.id}`);
-    expect(relay).toMatchObject({ name: "transaction_intent/relay", data: { intentId: intent.id } });
+    expect(relay).toMatchObject({ name: "transaction_intent/relay", data: { intentId: intent.id, projectId: expect.stringMatching(/^pro_/) } });
     expect(await fixtures.intentRow(intent.id)).toMatchObject({ status: "pending", response: null });
 
-    // Inngest's first call: the SDK runs the first step, land, and answers 206 with its result.
+    // Inngest's first call (a batch of this one event): the SDK runs the first step, land, and answers 206 with its result.
     const runId = `run-${crypto.randomUUID()}`;
     const first = await send(route, { method: "POST", query: { fnId: RELAY_FN, stepId: "step" }, body: invocation(runId, relay!) });
     expect(first.status, first.raw).toBe(206);
-    expect(first.body).toEqual([expect.objectContaining({ op: "StepRun", displayName: "land", data: "landed" })]);
+    expect(first.body).toEqual([expect.objectContaining({ op: "StepRun", displayName: "land", data: { [intent.id]: "landed" } })]);
     expectSignedResponse(first);
     const landId = first.body[0].id as string;
     expect(await fixtures.intentRow(intent.id)).toMatchObject({ status: "successful", response: { status: 1 } });
 
     // The next call carries land's stored result: notify-broadcast runs, and queues the webhook with Inngest.
-    const second = await send(route, { method: "POST", query: { fnId: RELAY_FN, stepId: "step" }, body: invocation(runId, relay!, [[landId, "landed"]]) });
+    const second = await send(route, { method: "POST", query: { fnId: RELAY_FN, stepId: "step" }, body: invocation(runId, relay!, [[landId, { [intent.id]: "landed" }]]) });
     expect(second.status, second.raw).toBe(206);
-    expect(second.body).toEqual([expect.objectContaining({ op: "StepRun", displayName: "notify-broadcast", data: true })]);
+    expect(second.body).toEqual([expect.objectContaining({ op: "StepRun", displayName: "notify-broadcast", data: 1 })]);
     const webhookEvent = eventsSent().find((e) => e.name === "event/deliver" && e.data.target === "webhook" && e.id.startsWith("deliver:msg_"));
     expect(webhookEvent).toMatchObject({ name: "event/deliver", data: { messageId: expect.stringMatching(/^msg_/), target: "webhook" } });
 
@@ -260,7 +264,7 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     const { publish } = await import("@/lib/deliveries/publish");
     const { getDb } = await import("@/lib/db/client");
     const messageId = await publish(await getDb(), { projectId, livemode: false }, { topic: "transaction_intent.successful", objectId: intent.id, data: { id: intent.id }, requestId: null, dedupeKey: `${intent.id}:test-refusals` });
-    const event = deliveryEvent(messageId, "webhook", projectId);
+    const event = deliveryJob(messageId, "webhook", projectId);
     const body = invocation(`run-${crypto.randomUUID()}`, event);
     const query = { fnId: WEBHOOK_FN, stepId: "step" };
     const text = canonical(body);

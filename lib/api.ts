@@ -2,7 +2,7 @@ import { accountOperations } from "@/lib/accounts/operations";
 import { bundlerOperations } from "@/lib/bundler/operation";
 import { contractOperations } from "@/lib/contracts/operations";
 import { developerAccountOperations } from "@/lib/developer-accounts/operations";
-import { eventOperations } from "@/lib/events/operations";
+import { eventOperations } from "@/lib/monitors/operations";
 import { exchangeOperations } from "@/lib/exchange/operations";
 import { forwarderContractOperations } from "@/lib/forwarders/operations";
 import type { Operation } from "@/lib/http/operation";
@@ -10,15 +10,16 @@ import { inventoryOperations } from "@/lib/inventory/operations";
 import { authPlayerOperations } from "@/lib/iam/player-operations";
 import { providerOperations } from "@/lib/iam/provider-operations";
 import { credentialOperations } from "@/lib/iam/credential-operations";
-import { accountActionOperations } from "@/lib/accounts/action-operations";
+import { accountActionOperations, deployAccount } from "@/lib/account-actions/operations";
 import { googleOperations } from "@/lib/iam/google-operations";
 import { siweOperations } from "@/lib/iam/siwe-operations";
 import { intentOperations } from "@/lib/intents/operations";
 import { paymasterOperations } from "@/lib/paymasters/operations";
-import { playerOwnershipOperations } from "@/lib/accounts/player-action-operations";
+import { paymasterServiceRpc } from "@/lib/paymaster-service/rpc-operation";
+import { playerOwnershipOperations } from "@/lib/account-actions/player-operations";
 import { playerOperations } from "@/lib/players/operations";
 import { policyOperations, policyRuleOperations } from "@/lib/policies/operations";
-import { policyReportOperations } from "@/lib/policies/report-operations";
+import { evaluatePolicy, policyReportOperations } from "@/lib/policy-actions/operations";
 import { sessionOperations } from "@/lib/sessions/operations";
 import { sponsorshipOperations } from "@/lib/sponsorship/operations";
 import { subscriptionOperations } from "@/lib/subscriptions/operations";
@@ -41,8 +42,10 @@ export const operations: Operation[] = [
   ...iamOperations,
   ...playerOperations,
   ...accountOperations,
+  deployAccount,
   ...contractOperations,
   ...policyOperations,
+  evaluatePolicy,
   ...policyRuleOperations,
   ...policyReportOperations,
   ...intentOperations,
@@ -58,6 +61,7 @@ export const operations: Operation[] = [
   ...inventoryOperations,
   ...forwarderContractOperations,
   ...paymasterOperations,
+  paymasterServiceRpc,
   // the bundler RPC (issue 31)
   ...bundlerOperations,
   // sponsorship ledger (issue 30)

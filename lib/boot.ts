@@ -1,11 +1,11 @@
 import { enableLocalAdmin } from "@/lib/admin";
 import path from "node:path";
-import { dataDir, listenHost } from "@/lib/config";
-import { prepareChains } from "@/lib/chain/prepare";
+import { dataDir, listenHost, envRaw } from "@/lib/config";
+import { prepareChains } from "@/lib/prepare-chains";
 import { stopLocalChains } from "@/lib/chain/local";
 import { closeDb, getDbHandle } from "@/lib/db/client";
-import { ensureRunner } from "@/inngest/send";
 import { fanOutStragglers } from "@/lib/deliveries/publish";
+import { startJobRunner } from "@/lib/jobs/port";
 import { flushRequestLog } from "@/lib/http/request-log";
 import { log } from "@/lib/log";
 import { onShutdown } from "@/lib/shutdown";
@@ -14,24 +14,25 @@ import { createdProjectLines } from "@/lib/projects/banner";
 import { claimUrl } from "@/lib/projects/claims";
 import { signUpClosed } from "@/lib/developers/service";
 import { resealLegacySecretKeys } from "@/lib/projects/sealed-keys";
+import { processSingleton } from "@/lib/singleton";
 
-const state = globalThis as unknown as { __booted?: Promise<void> };
+const state = processSingleton("booted", () => ({ started: undefined as Promise<void> | undefined }));
 
 /** Runs once per server process: database (and migrations), local chains and our contracts, then the first-start project. */
 export function boot(): Promise<void> {
-  state.__booted ??= start();
-  return state.__booted;
+  state.started ??= start();
+  return state.started;
 }
 
 async function start() {
   const { db, embedded } = await getDbHandle();
   const host = listenHost();
-  const port = process.env.PORT ?? "3000";
+  const port = envRaw("PORT") ?? "3000";
   const base = `http://${host}:${port}`;
   if (embedded) enableLocalAdmin(host, port);
   const [result, chainLines] = await Promise.all([ensureDefaultProject(db), prepareChains()]);
   // Resumes any run a previous process left unfinished (the relay of intents, among others).
-  const runner = await ensureRunner();
+  const runner = await startJobRunner();
   // Events a killed predecessor published but never fanned out: at once, not at the minute sweep's 30 s bound
   // (fanning one out twice re-sends the same event ids, which the runner ignores).
   fanOutStragglers(db, 0).catch((err: unknown) => log.error({ err }, "fanning out unsent events at start failed"));
@@ -50,7 +51,7 @@ async function start() {
     lines.push(`  Projects and keys: npm run cli -- project list`);
   }
   if (result?.claimToken) {
-    lines.push(`  Claim it in the dashboard (a one-time link, shown only now; lost: npm run cli -- project claim-link):`, `    ${claimUrl(process.env.NEXTAUTH_URL ?? base, result.claimToken)}`);
+    lines.push(`  Claim it in the dashboard (a one-time link, shown only now; lost: npm run cli -- project claim-link):`, `    ${claimUrl(envRaw("NEXTAUTH_URL") ?? base, result.claimToken)}`);
   }
   // Closed by default (issue 29.14): say so where the operator looks, with the way to open it.
   if (signUpClosed()) lines.push(`  Dashboard sign-up is by invitation (and the claim link); SIGNUP=open lets anyone sign up.`);

@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
-import { embeddedRunner } from "@/inngest/runner";
-import { usesInngestServer } from "@/inngest/client";
 import { publicClient } from "@/lib/chain/clients";
 import { supportedChains } from "@/lib/chain/registry";
 import { getDb } from "@/lib/db/client";
+import { jobRunnerHealth } from "@/lib/jobs/port";
 import { isDraining } from "@/lib/shutdown";
 import { coverage } from "@/lib/sponsorship/coverage";
+import { processSingleton } from "@/lib/singleton";
 
 const CHECK_TIMEOUT_MS = 2_000;
 /** Readiness is cached this long: probes from every load balancer cost one check, not one each. */
@@ -56,8 +56,7 @@ async function check(): Promise<Readiness> {
     }),
     ...chains.map((chain) => timed(async () => ({ block: Number(await publicClient(chain).getBlockNumber({ cacheTime: 0 })) }))),
   ]);
-  const runnerHealth = usesInngestServer() ? { ok: true, mode: "inngest" } : (embeddedRunner()?.health() ?? { ok: false, error: "not started" });
-  const runner: Check = { mode: "embedded", ...runnerHealth };
+  const runner: Check = jobRunnerHealth();
   const shutdown: Check = { ok: !isDraining(), ...(isDraining() ? { draining: true } : {}) };
   const byChain = Object.fromEntries(chains.map((chain, i) => [String(chain.chainId), chainChecks[i]!]));
   const ok = database.ok && chainChecks.every((c) => c.ok) && runner.ok && shutdown.ok;
@@ -68,16 +67,16 @@ async function check(): Promise<Readiness> {
   return { status, checks: { database, chains: byChain, runner, shutdown, sponsorship: covered } };
 }
 
-const state = globalThis as unknown as { __readiness?: { at: number; result: Promise<Readiness> } };
+const state = processSingleton("readiness", () => ({ last: undefined as { at: number; result: Promise<Readiness> } | undefined }));
 
 /**
  * Whether this process should get traffic: database reachable, each configured chain answering, the runner leasing,
  * not shutting down; and whether the operator must fund a paymaster deposit (degraded).
  */
 export function readiness(now = Date.now()): Promise<Readiness> {
-  const cached = state.__readiness;
+  const cached = state.last;
   if (cached && now - cached.at < CACHE_MS && !isDraining()) return cached.result;
   const result = check();
-  state.__readiness = { at: now, result };
+  state.last = { at: now, result };
   return result;
 }

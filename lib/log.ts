@@ -1,6 +1,8 @@
 import pino, { type DestinationStream, type Logger } from "pino";
 import pretty from "pino-pretty";
 import { errorText } from "@/lib/redact";
+import { envRaw } from "@/lib/config";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * The service's one logger: JSON lines (pino) on stdout, one per request and one per background
@@ -25,7 +27,7 @@ const CENSORED = [
 ].flatMap((key) => [key, `*.${key}`]);
 
 function destination(): DestinationStream {
-  const file = process.env.LOG_FILE;
+  const file = envRaw("LOG_FILE");
   if (file) return pino.destination({ dest: file, append: true, sync: true, mkdir: true });
   if (process.env.NODE_ENV !== "production") {
     // Synchronous and in this thread: Next.js's bundles cannot load pino's worker-thread transports.
@@ -40,7 +42,7 @@ function destination(): DestinationStream {
 function create(): Logger {
   return pino(
     {
-      level: process.env.LOG_LEVEL ?? "info",
+      level: envRaw("LOG_LEVEL") ?? "info",
       base: { pid: process.pid },
       redact: { paths: CENSORED, censor: "[redacted]" },
       serializers: { err: (err: unknown) => errorText(err) },
@@ -51,10 +53,8 @@ function create(): Logger {
   );
 }
 
-const state = globalThis as unknown as { __logger?: Logger };
-
 /** The process's logger (one per process: `next dev` may evaluate this module more than once). */
-export const log: Logger = (state.__logger ??= create());
+export const log: Logger = processSingleton("logger", create);
 
 /** Writes out what the logger buffered (at shutdown). */
 export function flushLog(): Promise<void> {

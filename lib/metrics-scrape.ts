@@ -4,6 +4,7 @@ import { getDbHandle } from "@/lib/db/client";
 import { functionRuns, transactionIntents } from "@/lib/db/schema";
 import { metrics } from "@/lib/metrics";
 import { coverage } from "@/lib/sponsorship/coverage";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * The gauges of shared state, read from the database when scraped (so every instance reports the
@@ -14,7 +15,7 @@ import { coverage } from "@/lib/sponsorship/coverage";
 function create() {
   const registers = [metrics.registry];
   return {
-    runs: new Gauge({ name: "runner_queue_depth", help: "Background runs queued (due or later) or running, per function, in the database", labelNames: ["function", "state"], registers }),
+    runs: new Gauge({ name: "runner_queue_depth", help: "Background runs queued (due or later) or running, and events waiting for a batch (batched), per function, in the database", labelNames: ["function", "state"], registers }),
     intents: new Gauge({ name: "transaction_intents_unsettled", help: "Intents not yet landed or failed, per status, in the database", labelNames: ["status"], registers }),
     connections: new Gauge({ name: "database_connections", help: "Connections to this database by state (every instance's: the pool's use)", labelNames: ["state"], registers }),
     deposit: new Gauge({ name: "sponsorship_paymaster_deposit_wei", help: "Our paymaster's EntryPoint deposit per chain, as last read (cached SPONSORSHIP_DEPOSIT_CACHE_SECONDS)", labelNames: ["chain"], registers }),
@@ -23,8 +24,7 @@ function create() {
   };
 }
 
-const state = globalThis as unknown as { __scrapeGauges?: ReturnType<typeof create> };
-const gauges = (state.__scrapeGauges ??= create());
+const gauges = processSingleton("scrapeGauges", create);
 
 const UNSETTLED = ["awaiting_signature", "pending", "broadcast"] as const;
 
@@ -35,11 +35,11 @@ export async function scrapeMetrics(): Promise<{ body: string; contentType: stri
     db
       .select({
         functionId: functionRuns.functionId,
-        state: sql<string>`case when ${functionRuns.status} = 'running' then 'running' when ${functionRuns.runAt} <= now() then 'due' else 'later' end`,
+        state: sql<string>`case when ${functionRuns.status} = 'running' then 'running' when ${functionRuns.status} = 'batched' then 'batched' when ${functionRuns.runAt} <= now() then 'due' else 'later' end`,
         n: count(),
       })
       .from(functionRuns)
-      .where(inArray(functionRuns.status, ["queued", "running"]))
+      .where(inArray(functionRuns.status, ["batched", "queued", "running"]))
       .groupBy(sql`1, 2`),
     db
       .select({ status: transactionIntents.status, n: count() })

@@ -1,4 +1,5 @@
 import { inspect } from "node:util";
+import { envFamily, envRaw } from "@/lib/config";
 
 /**
  * Log redaction. RPC and bundler URLs often carry a provider key in their path, query or
@@ -28,11 +29,11 @@ export function redactUrl(raw: string): string {
 /** The configured RPC and bundler URLs (as the chain registry reads them), to catch their secret parts written without a scheme. */
 function configuredUrls(): string[] {
   const urls: string[] = [];
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value && /^CHAIN_\d+_(RPC|BUNDLER)_URL$/.test(name)) urls.push(value.trim());
+  for (const [, value] of envFamily(/^CHAIN_\d+_(RPC|BUNDLER)_URL$/)) {
+    if (value) urls.push(value.trim());
   }
   try {
-    const chains = JSON.parse(process.env.CHAINS ?? "[]") as { rpcUrl?: unknown; bundlerUrl?: unknown }[];
+    const chains = JSON.parse(envRaw("CHAINS") ?? "[]") as { rpcUrl?: unknown; bundlerUrl?: unknown }[];
     for (const chain of Array.isArray(chains) ? chains : []) {
       for (const value of [chain?.rpcUrl, chain?.bundlerUrl]) if (typeof value === "string") urls.push(value);
     }

@@ -1,6 +1,7 @@
 import type http from "node:http";
 import { envNumber } from "@/lib/config";
 import { flushLog, log } from "@/lib/log";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * A clean stop on SIGTERM (or SIGINT): stop taking requests, let those in flight finish, let the
@@ -20,8 +21,7 @@ interface ShutdownState {
   installed: boolean;
 }
 
-const state = globalThis as unknown as { __shutdown?: ShutdownState };
-const shutdown: ShutdownState = (state.__shutdown ??= { draining: false, inFlight: 0, servers: new Set(), idle: [], steps: [], installed: false });
+const shutdown = processSingleton<ShutdownState>("shutdown", () => ({ draining: false, inFlight: 0, servers: new Set(), idle: [], steps: [], installed: false }));
 
 export const isDraining = () => shutdown.draining;
 

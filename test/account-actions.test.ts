@@ -9,9 +9,9 @@ import { getDb } from "@/lib/db/client";
 import { credit } from "@/lib/sponsorship/ledger";
 import { transactionIntents } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
 import { serviceAccount } from "@/lib/keys/service-keys";
-import { clientOf, fundedWallet, mined } from "./chain";
+import { clientOf, fundedWallet, mined } from "./helpers/chain";
 
 let project: ProjectWithKeys;
 

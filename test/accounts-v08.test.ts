@@ -12,10 +12,10 @@ import { getDb } from "@/lib/db/client";
 import { sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { openSigningLink, submitLinkSignature } from "@/lib/signing/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf } from "./chain";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
 import { setBalance } from "@/lib/chain/testing";
-import { chainOf } from "./chain";
+import { chainOf } from "./helpers/chain";
 
 let project: ProjectWithKeys;
 let key: string;

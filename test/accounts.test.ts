@@ -6,8 +6,8 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { findOwnerKey, ownerSigner } from "@/lib/keys/custodial";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { clientOf, fundedWallet, mined } from "./chain";
+import { call, expectError, newProject } from "./helpers/api";
+import { clientOf, fundedWallet, mined } from "./helpers/chain";
 
 let project: ProjectWithKeys;
 let key: string;

@@ -1,7 +1,9 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { rollKeys, type ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { PLAYER_TOKEN_TTL_SECONDS } from "@/lib/iam/tokens";
+import { call, expectError, newProject } from "./helpers/api";
+import { logIn, newEmail, signedUp } from "./helpers/credentials-fixtures";
 
 let project: ProjectWithKeys;
 beforeAll(async () => {
@@ -81,6 +83,49 @@ describe("authentication", () => {
     expect(proxied.status).toBe(200);
     vi.stubEnv("HOST", "127.0.0.1");
     expect((await call("GET", "/v1/players", { key: project.keys.test.secret })).status).toBe(200);
+  });
+});
+
+describe("every 401 says how to authenticate (WWW-Authenticate, RFC 9110)", () => {
+  const challenged = (res: { status: number; headers: Headers; body?: unknown }, scheme: string) => {
+    expect(res.status, JSON.stringify(res.body)).toBe(401);
+    expect(res.headers.get("www-authenticate")).toMatch(new RegExp(`^${scheme} realm="[a-z]+"`));
+  };
+
+  it("API keys: missing, malformed, unknown or rolled, on the REST API, the bundler RPC and the paymaster service", async () => {
+    challenged(await call("GET", "/v1/players"), "Bearer");
+    challenged(await call("GET", "/v1/players", { headers: { authorization: "Token abc" } }), "Bearer");
+    challenged(await call("GET", "/v1/players", { key: "sk_test_00000000-0000-0000-0000-000000000000", basic: true }), "Bearer");
+    const own = await newProject();
+    await rollKeys(await getDb(), own.id, "test");
+    challenged(await call("GET", "/v1/players", { key: own.keys.test.secret }), "Bearer");
+    const rpc = { json: { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] } };
+    challenged(await call("POST", "/rpc/31337", rpc), "Bearer");
+    challenged(await call("POST", "/rpc/31337", { ...rpc, key: project.keys.test.secret }), "Bearer");
+    challenged(await call("POST", "/v1/paymaster_service/pk_test_nothing", rpc), "Bearer");
+  });
+
+  it("players: no token, a made-up, expired or other project's token, a wrong password, a bad refresh token", async () => {
+    const pk = project.keys.test.publishable;
+    challenged(await call("GET", "/iam/v1/me"), "Bearer");
+    challenged(await call("GET", "/iam/v1/me", { key: "not.a.token" }), "Bearer");
+    const { token } = await signedUp(pk);
+    expect((await call("GET", "/iam/v1/me", { key: token })).status).toBe(200);
+    challenged(await call("GET", "/iam/v1/me", { key: token, headers: { "x-project-key": (await newProject()).keys.test.publishable } }), "Bearer");
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + (PLAYER_TOKEN_TTL_SECONDS + 60) * 1000 });
+    try {
+      challenged(await call("GET", "/iam/v1/me", { key: token }), "Bearer");
+    } finally {
+      vi.useRealTimers();
+    }
+    challenged(await logIn(pk, newEmail(), "wrong password"), "Bearer");
+    challenged(await call("POST", "/iam/v1/sessions", { key: pk, basic: true, json: { refreshToken: "nope" } }), "Bearer");
+  });
+
+  it("a signing link's token names its own scheme (the dashboard's, in gas-report.test.ts)", async () => {
+    const { GET: signingStatus } = await import("@/app/sign/[id]/status/route");
+    const link = await signingStatus(new Request("http://127.0.0.1:3000/sign/tin_nothing/status?t=garbage"), { params: Promise.resolve({ id: "tin_nothing" }) });
+    challenged(link, "SigningLink");
   });
 });
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { call, expectError } from "./api";
-import { createTargets, type Targets } from "./targets";
+import { call, expectError } from "./helpers/api";
+import { createTargets, type Targets } from "./helpers/targets";
 
 /**
  * The bad inputs of issue 13 that answered 500, one by one: each is now a JSON 4xx naming what

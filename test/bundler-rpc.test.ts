@@ -10,9 +10,9 @@ import { getDb } from "@/lib/db/client";
 import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { intentHold } from "@/lib/sponsorship/ledger";
-import { call, newProject } from "./api";
-import { ourAccount, rpc, rpcFees, rpcServer, settledByWatcher, wildcardPolicy } from "./bundler-fixtures";
-import { chainOf, clientOf } from "./chain";
+import { call, newProject } from "./helpers/api";
+import { ourAccount, rpc, rpcFees, rpcServer, settledByWatcher, wildcardPolicy } from "./helpers/bundler-fixtures";
+import { chainOf, clientOf } from "./helpers/chain";
 
 /**
  * The bundler RPC (POST /rpc/{chainId}) driven by viem's own bundler and paymaster clients: ops of the project's

@@ -8,10 +8,10 @@ import { getDb } from "@/lib/db/client";
 import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { intentHold } from "@/lib/sponsorship/ledger";
-import { call, newProject } from "./api";
-import { rpc, rpcFees, rpcServer, settledByWatcher, wildcardPolicy } from "./bundler-fixtures";
-import { clientOf, fundedWallet, mined } from "./chain";
-import { delegationAuthorization, viemDelegatedAccount, viemSmartAccountV08 } from "./viem-account";
+import { call, newProject } from "./helpers/api";
+import { rpc, rpcFees, rpcServer, settledByWatcher, wildcardPolicy } from "./helpers/bundler-fixtures";
+import { clientOf, fundedWallet, mined } from "./helpers/chain";
+import { delegationAuthorization, viemDelegatedAccount, viemSmartAccountV08 } from "./helpers/viem-account";
 
 /**
  * The bundler and paymaster RPC on EntryPoint v0.8, proved with viem's own clients: a player's EOA registered as a
@@ -43,7 +43,7 @@ async function holdsOf(hash: Hex) {
   return db.select().from(sponsorshipHolds).where(eq(sponsorshipHolds.sponsoredOperationId, record!.id));
 }
 
-/** viem's bundler client with fees from pimlico_getUserOperationGasPrice (test/bundler-fixtures.ts rpcFees). */
+/** viem's bundler client with fees from pimlico_getUserOperationGasPrice (test/helpers/bundler-fixtures.ts rpcFees). */
 const bundlerFor = (account: Parameters<typeof createBundlerClient>[0]["account"] & object, policy?: string) =>
   createBundlerClient({
     account,

@@ -10,12 +10,18 @@ import { acceptInvite, createInvite, describeInvite, INVITE_TTL_MS, revokeInvite
 import { signUpInput } from "@/lib/developers/schema";
 import { projectsOf, signUp } from "@/lib/developers/service";
 import { claimableProject, claimProject, issueClaimToken } from "@/lib/projects/claims";
-import { AdminCommandError, runAdminCommand } from "@/lib/projects/commands";
-import { formData, newProject } from "./api";
+import { AdminCommandError, runAdminCommand } from "@/lib/admin-commands";
+import { formData, newProject } from "./helpers/api";
 
 // Server actions read the client's address from the request's headers: one address per test.
 const request = vi.hoisted(() => ({ address: "192.0.2.1" }));
 vi.mock("next/headers", () => ({ headers: async () => new Headers({ "x-forwarded-for": request.address }) }));
+// Counts password checks (the memory-hard hash), to see one sign-in hash the password once.
+const hashed = vi.hoisted(() => ({ count: 0 }));
+vi.mock("@/lib/keys/password", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@/lib/keys/password")>();
+  return { ...actual, verifyPassword: (...args: Parameters<typeof actual.verifyPassword>) => (hashed.count++, actual.verifyPassword(...args)) };
+});
 
 const unique = () => `dev-${crypto.randomUUID()}@example.com`;
 const input = (email = unique()) => signUpInput.parse({ email, password: "a long enough password", name: "Dev" });
@@ -177,6 +183,27 @@ describe("sign-in and sign-up limits per client address", () => {
     expect(await credentials.options.authorize(good, from)).toMatchObject({ email });
     expect(await credentials.options.authorize(good, from)).toBeNull();
     expect(await credentials.options.authorize(good, { headers: { "x-forwarded-for": "192.0.2.250" } })).toMatchObject({ email });
+  });
+
+  it("one sign-in hashes the password once: the check's proof signs in, once, for its email only", async () => {
+    const db = await getDb();
+    const email = unique();
+    await signUp(db, input(email));
+    const credentials = authOptions().providers[0] as unknown as { options: { authorize: (c: unknown, r: unknown) => Promise<unknown> } };
+    const from = { headers: { "x-forwarded-for": `192.0.2.${crypto.randomInt(1, 255)}-${crypto.randomUUID()}` } };
+    hashed.count = 0;
+    const checked = await checkSignIn(form({ email, password: "a long enough password" }));
+    expect(checked).toMatchObject({ ok: true, data: { proof: expect.any(String) } });
+    const proof = checked.data!.proof as string;
+    expect(await credentials.options.authorize({ email: unique(), proof }, from)).toBeNull();
+    expect(await credentials.options.authorize({ email, proof: `${proof}x` }, from)).toBeNull();
+    expect(await credentials.options.authorize({ email, proof }, from)).toMatchObject({ email });
+    expect(hashed.count).toBe(1);
+    // Taken once: a copied proof does not sign in again.
+    expect(await credentials.options.authorize({ email, proof }, from)).toBeNull();
+    // Without a proof (the sign-up form signs in at once; any direct POST), the password is checked as before.
+    expect(await credentials.options.authorize({ email, password: "a long enough password" }, from)).toMatchObject({ email });
+    expect(hashed.count).toBe(2);
   });
 
   it("sign-up answers 'too many' after N from one address", async () => {

@@ -3,8 +3,8 @@ import { accountFactoryAbi, entryPointAbi, smartAccountAbi, verifyingPaymasterAb
 import { accountSalt } from "@/lib/chain/accounts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { clientOf } from "./chain";
+import { call, expectError, newProject } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
 
 let project: ProjectWithKeys;
 let key: string;

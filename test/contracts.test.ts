@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 
 /** Test vectors of EIP-55 itself: lowercase in, this mixed case out. */

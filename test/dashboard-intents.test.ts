@@ -4,8 +4,8 @@ import { getDb } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { isFinal, searchIntents } from "@/lib/intents/search";
 import { describeRule } from "@/lib/policies/purposes";
-import type { ProjectContext } from "@/lib/projects/service";
-import { newProject } from "./api";
+import type { ProjectContext } from "@/lib/tenant";
+import { newProject } from "./helpers/api";
 
 type Status = (typeof transactionIntents.$inferInsert)["status"];
 

@@ -4,9 +4,10 @@ import { budgetRows, budgetSubject, declinesByReason, ledgerFilters, monthOf, re
 import { getDb } from "@/lib/db/client";
 import { players, sponsorshipDeclines, sponsorshipEntries } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
-import type { ProjectContext, ProjectWithKeys } from "@/lib/projects/service";
+import type { ProjectWithKeys } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { hold, releaseHold, settleHold } from "@/lib/sponsorship/ledger";
-import { call, newProject } from "./api";
+import { call, newProject } from "./helpers/api";
 
 // The Sponsorship page's reads (lib/dashboard/sponsorship.ts). Spend, top spenders and declines read rows written
 // directly at chosen instants (the reads see only the tables); budgets are made through the API and spent through the

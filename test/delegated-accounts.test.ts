@@ -9,8 +9,8 @@ import { walletClient } from "@/lib/chain/clients";
 import { delegationCode } from "@/lib/chain/eip7702";
 import { setBalance } from "@/lib/chain/testing";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { chainOf, clientOf } from "./chain";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { chainOf, clientOf } from "./helpers/chain";
 
 let project: ProjectWithKeys;
 let key: string;

@@ -4,9 +4,9 @@ import { startEmbeddedRunner } from "@/inngest/runner";
 import { getDb } from "@/lib/db/client";
 import { attemptDelivery } from "@/lib/deliveries/attempt";
 import { fanOut, publish } from "@/lib/deliveries/publish";
-import { newProject } from "./api";
-import { attemptsOf, deliveryRun, subscribe, triggerRow } from "./delivery-fixtures";
-import { eventually, receiver } from "./relay-fixtures";
+import { newProject } from "./helpers/api";
+import { attemptsOf, deliveryRun, subscribe, triggerRow } from "./helpers/delivery-fixtures";
+import { eventually, receiver } from "./helpers/relay-fixtures";
 
 /** "Three days", scaled: a trigger failing for 3 s in a row is disabled; attempts a second apart meanwhile. */
 const DISABLE_AFTER_MS = 3_000;
@@ -129,9 +129,12 @@ describe("a trigger whose receiver keeps failing", () => {
     await new Promise((r) => setTimeout(r, DISABLE_AFTER_MS + 200));
     const next = await happen();
     await eventually("a scheduled failure of the next event", async () => (await attemptsOf(next.messageId, triggerId)).length >= 1);
-    const row = await triggerRow(triggerId);
+    // The attempt's row is written before the trigger's health: wait for the latter.
+    const row = await eventually("the run of failures started", async () => {
+      const r = await triggerRow(triggerId);
+      return r.failingSince !== null && r;
+    });
     expect(row.disabledAt).toBeNull();
-    expect(row.failingSince).not.toBeNull();
     answers["/c"] = 200;
     await eventually("delivered on a retry", async () => (await attemptsOf(next.messageId, triggerId)).some((a) => a.status === "success"));
     const healthy = await eventually("the run of failures ended", async () => {

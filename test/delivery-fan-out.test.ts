@@ -2,7 +2,7 @@ import { InngestTestEngine } from "@inngest/test";
 import { eq, sql } from "drizzle-orm";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expireEvent } from "@/inngest/events";
+import { expiryJob } from "@/lib/jobs/messages";
 import { functions } from "@/inngest/functions";
 import { cancelUnsignedIntent } from "@/inngest/functions/expire";
 import { startEmbeddedRunner } from "@/inngest/runner";
@@ -11,9 +11,9 @@ import { getDb } from "@/lib/db/client";
 import { outboundEvents, subscriptions, triggers } from "@/lib/db/schema";
 import { fanOutStragglers, publish, publishIntentEvent } from "@/lib/deliveries/publish";
 import { INTENT_TOPICS } from "@/lib/deliveries/topics";
-import { call, newProject } from "./api";
-import { subscribe, unfinishedDeliveries } from "./delivery-fixtures";
-import { eventually, intentRow, receiver, sponsoredDeposits } from "./relay-fixtures";
+import { call, newProject } from "./helpers/api";
+import { subscribe, unfinishedDeliveries } from "./helpers/delivery-fixtures";
+import { eventually, intentRow, receiver, sponsoredDeposits } from "./helpers/relay-fixtures";
 
 let hooks: Awaited<ReturnType<typeof receiver>>;
 const owner = privateKeyToAccount(generatePrivateKey());
@@ -57,7 +57,7 @@ describe("fan-out of intent events", () => {
       json: { chainId: 31337, policy: deposits.policy, externalOwnerAddress: owner.address, interactions: [{ contract: deposits.contract, functionName: "depositTo", functionArgs: [serviceDeployment().paymaster] }] },
     });
     expect(unsigned.status, JSON.stringify(unsigned.body)).toBe(200);
-    const cancel = await new InngestTestEngine({ function: cancelUnsignedIntent, events: [expireEvent(unsigned.body.id)], steps: [{ id: "wait-for-signature", handler: () => null }] }).execute();
+    const cancel = await new InngestTestEngine({ function: cancelUnsignedIntent, events: [expiryJob(unsigned.body.id, project.id)], steps: [{ id: "wait-for-signature", handler: () => null }] }).execute();
     expect(cancel.result).toEqual({ intentId: unsigned.body.id, cancelled: true });
     expect((await intentRow(unsigned.body.id)).status).toBe("cancelled");
     // A failure as the relay reports it (its notify step): the event the same code publishes.

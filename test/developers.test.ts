@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { eq } from "drizzle-orm";
+import { eq, like } from "drizzle-orm";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { developers, rateLimitCounters } from "@/lib/db/schema";
@@ -11,7 +11,7 @@ import { createPlayer, searchPlayers } from "@/lib/players/service";
 import { activeKeys, createSecretKey, findKey, MAX_SECRET_KEYS_PER_MODE, revokeSecretKey } from "@/lib/projects/service";
 import { webhookSignature } from "@/lib/deliveries/signing";
 import { listDeliveries, sendTestEvent, setWebhook } from "@/lib/webhooks/service";
-import { newProject } from "./api";
+import { newProject } from "./helpers/api";
 
 const unique = () => `dev-${crypto.randomUUID()}@example.com`;
 const input = (email = unique(), password = "a long enough password") => signUpInput.parse({ email, password, name: "Dev" });
@@ -157,32 +157,36 @@ describe("dashboard queries", () => {
 
 describe("sign-in lock-out", () => {
   it("locks an email after 10 wrong passwords for 15 minutes; a success clears the count", async () => {
-    const { isLockedOut, recordSignIn } = await import("@/lib/developers/lockout");
+    const { signInLockout: lock } = await import("@/lib/developers/service");
     const db = await getDb();
     const email = unique();
     const t0 = Date.now();
-    for (let i = 0; i < 9; i++) await recordSignIn(db, email, false, t0);
-    expect(await isLockedOut(db, email, t0)).toBe(false);
-    await recordSignIn(db, email, true, t0);
-    await Promise.all(Array.from({ length: 10 }, () => recordSignIn(db, email, false, t0)));
-    expect(await isLockedOut(db, email, t0 + 60_000)).toBe(true);
-    expect(await isLockedOut(db, unique(), t0)).toBe(false);
-    expect(await isLockedOut(db, email, t0 + 15 * 60_000 + 1)).toBe(false);
-    // A failure after the window starts a new count.
-    await recordSignIn(db, email, false, t0 + 15 * 60_000 + 1);
-    expect(await isLockedOut(db, email, t0 + 15 * 60_000 + 2)).toBe(false);
+    for (let i = 0; i < 9; i++) await lock.recordFailure(db, email, t0);
+    expect(await lock.lockedFor(db, email, t0)).toBe(0);
+    await lock.clear(db, email);
+    await Promise.all(Array.from({ length: 10 }, () => lock.recordFailure(db, email, t0)));
+    expect(await lock.lockedFor(db, email, t0 + 60_000)).toBe(14 * 60_000);
+    expect(await lock.lockedFor(db, unique(), t0)).toBe(0);
+    expect(await lock.lockedFor(db, email, t0 + 15 * 60_000 + 1)).toBe(0);
+    // A failure after the lock starts a new count.
+    await lock.recordFailure(db, email, t0 + 15 * 60_000 + 1);
+    expect(await lock.lockedFor(db, email, t0 + 15 * 60_000 + 2)).toBe(0);
   });
 
   it("holds on every instance: the count is in the database, not in the process", async () => {
-    const { isLockedOut, recordSignIn } = await import("@/lib/developers/lockout");
+    const { signInLockout: lock } = await import("@/lib/developers/service");
     const db = await getDb();
     const email = unique();
-    for (let i = 0; i < 10; i++) await recordSignIn(db, email, false);
-    const [row] = await db.select().from(rateLimitCounters).where(eq(rateLimitCounters.bucket, `lockout:${email}`));
-    expect(row!.hits).toBe(10);
+    for (let i = 0; i < 9; i++) await lock.recordFailure(db, email);
+    const [count] = await db.select().from(rateLimitCounters).where(eq(rateLimitCounters.bucket, lock.failuresBucket(email)));
+    expect(count!.hits).toBe(9);
+    await lock.recordFailure(db, email);
+    expect(await db.select().from(rateLimitCounters).where(eq(rateLimitCounters.bucket, lock.lockBucket(email)))).toHaveLength(1);
+    // The table holds the email's hash, never the address.
+    expect(await db.select().from(rateLimitCounters).where(like(rateLimitCounters.bucket, `%${email}%`))).toEqual([]);
     vi.resetModules(); // another process: a fresh module, no memory of the failures
-    const fresh = await import("@/lib/developers/lockout");
-    expect(await fresh.isLockedOut(db, email)).toBe(true);
-    expect(await isLockedOut(db, email)).toBe(true);
+    const fresh = await import("@/lib/developers/service");
+    expect(await fresh.signInLockout.lockedFor(db, email)).toBeGreaterThan(0);
+    expect(await lock.lockedFor(db, email)).toBeGreaterThan(0);
   });
 });

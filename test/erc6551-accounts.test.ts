@@ -1,6 +1,6 @@
 import Openfort from "@openfort/openfort-node";
 import { getAddress, hashTypedData, maxUint256, parseEther, toHex, type Address, type Hex } from "viem";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount, type LocalAccount, type PrivateKeyAccount } from "viem/accounts";
 import { beforeAll, describe, expect, it } from "vitest";
 import { erc6551RegistryAbi, testNftAbi, testNftBytecode, tokenBoundAccountAbi } from "@/contracts/artifacts";
 import { mintTestNft, TEST_NFT_ADDRESS } from "@/cli/nft";
@@ -11,9 +11,9 @@ import { getDb } from "@/lib/db/client";
 import { ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { openSigningLink } from "@/lib/signing/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { chainOf, clientOf, fundedWallet, mined } from "./chain";
-import { routeServer } from "./sdk-server";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { chainOf, clientOf, fundedWallet, mined } from "./helpers/chain";
+import { routeServer } from "./helpers/sdk-server";
 
 const CHAIN = 31337;
 let project: ProjectWithKeys;
@@ -34,7 +34,7 @@ async function mintTo(holder: Address, tokenId = nextTokenId++): Promise<bigint>
 }
 
 /** `from` (given gas) moves the token to `to` on chain. */
-async function transferToken(from: PrivateKeyAccount, to: Address, tokenId: bigint) {
+async function transferToken(from: LocalAccount, to: Address, tokenId: bigint) {
   await client().request({ method: "anvil_setBalance" as never, params: [from.address, toHex(parseEther("1"))] as never });
   await mined(CHAIN, await walletClient(chainOf(CHAIN), from).writeContract({ address: nft, abi: testNftAbi, functionName: "transferFrom", args: [from.address, to, tokenId] }));
 }

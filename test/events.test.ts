@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testTokenAbi, testTokenBytecode } from "@/contracts/artifacts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { TOPICS } from "@/lib/deliveries/topics";
-import { call, expectError, newProject } from "./api";
-import { fundedWallet, mined } from "./chain";
-import { routeServer } from "./sdk-server";
+import { call, expectError, newProject } from "./helpers/api";
+import { fundedWallet, mined } from "./helpers/chain";
+import { routeServer } from "./helpers/sdk-server";
 
 const CHAIN = 31337;
 let project: ProjectWithKeys;

@@ -6,9 +6,9 @@ import { testTokenAbi, testTokenBytecode } from "@/contracts/artifacts";
 import { routerAbi } from "@/lib/exchange/abi";
 import { localExchange } from "@/lib/exchange/deployment";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf, fundedWallet, mined } from "./chain";
-import { routeServer } from "./sdk-server";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { clientOf, fundedWallet, mined } from "./helpers/chain";
+import { routeServer } from "./helpers/sdk-server";
 
 /**
  * Swaps on the real local Uniswap v2 of chain 31337 (deployed by the global setup's prepareChain). The demo pools are

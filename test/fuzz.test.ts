@@ -1,8 +1,8 @@
 import qs from "qs";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { GET as openApiRoute } from "@/app/v1/openapi.json/route";
-import { call, type ApiResponse } from "./api";
-import { createTargets, type Targets } from "./targets";
+import { call, type ApiResponse } from "./helpers/api";
+import { createTargets, type Targets } from "./helpers/targets";
 
 /**
  * Every operation of the OpenAPI document, every parameter (nested ones too: `interactions[0][value]`),

@@ -4,9 +4,10 @@ import { dailySeries, gasReport, gasReportQuery, reportRange } from "@/lib/dashb
 import { GAS_REPORT_CSV_HEADER, gasReportCsv } from "@/lib/dashboard/gas-report-csv";
 import { getDb } from "@/lib/db/client";
 import { policies, transactionIntents } from "@/lib/db/schema";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { projectsOf, signUp } from "@/lib/developers/service";
-import { createProject, type ProjectContext } from "@/lib/projects/service";
+import { createProject } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 // The CSV route reads the dashboard session through next-auth; here the test says who is signed in.
 const session = vi.hoisted(() => ({ current: null as { developerId: string } | null }));
@@ -249,7 +250,10 @@ describe("the CSV download route", () => {
   });
 
   it("is 401 signed out, 404 for another developer's project or a bad mode, 400 for a bad range or policy", async () => {
-    await errorOf(await download(test.projectId, ""), 401, "authentication_error");
+    const signedOut = await download(test.projectId, "");
+    // A 401 names a challenge (RFC 9110); the dashboard's cookie has no standard scheme, so it names its own.
+    expect(signedOut.headers.get("www-authenticate")).toBe('Session realm="dashboard"');
+    await errorOf(signedOut, 401, "authentication_error");
     session.current = { developerId: outsiderId };
     await errorOf(await download(test.projectId, ""), 404, "invalid_request_error");
     session.current = { developerId };

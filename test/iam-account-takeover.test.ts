@@ -9,9 +9,9 @@ import { linkIdentity } from "@/lib/iam/identities";
 import { openSession } from "@/lib/iam/sessions";
 import { createPlayer } from "@/lib/players/service";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { logIn, newEmail, PASSWORD, signedUp } from "./credentials-fixtures";
-import { startIssuer, type TestIssuer } from "./oidc-issuer";
+import { call, expectError, newProject } from "./helpers/api";
+import { logIn, newEmail, PASSWORD, signedUp } from "./helpers/credentials-fixtures";
+import { startIssuer, type TestIssuer } from "./helpers/oidc-issuer";
 
 /**
  * Pre-account takeover (issue 29, point 5): someone signs up with another person's email, which

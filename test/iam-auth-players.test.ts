@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 
 /** /iam/v1/players: players created for third-party identities, listed, read and deleted with their identities and sessions. */
 

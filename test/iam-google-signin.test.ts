@@ -3,8 +3,8 @@ import { getDb } from "@/lib/db/client";
 import { clearProviderCaches } from "@/lib/iam/providers";
 import { verifyPlayerToken } from "@/lib/iam/tokens";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { startIssuer, type TestIssuer } from "./oidc-issuer";
+import { call, expectError, newProject } from "./helpers/api";
+import { startIssuer, type TestIssuer } from "./helpers/oidc-issuer";
 
 const CALLBACK = "http://127.0.0.1:3000/iam/v1/oauth/google/callback";
 const AFTER = "https://game.example/after";

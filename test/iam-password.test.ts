@@ -7,8 +7,8 @@ import { openSession } from "@/lib/iam/sessions";
 import { createPlayer } from "@/lib/players/service";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { sha256 } from "@/lib/keys/encryption";
-import { call, expectError, newProject } from "./api";
-import { from, logIn, newEmail, PASSWORD, signedUp } from "./credentials-fixtures";
+import { call, expectError, newProject } from "./helpers/api";
+import { from, logIn, newEmail, PASSWORD, signedUp } from "./helpers/credentials-fixtures";
 
 let project: ProjectWithKeys;
 let pk: string;

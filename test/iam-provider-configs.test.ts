@@ -4,7 +4,7 @@ import { getDb } from "@/lib/db/client";
 import { oauthConfigs } from "@/lib/db/schema";
 import { decrypt } from "@/lib/keys/encryption";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 
 let a: ProjectWithKeys;
 let b: ProjectWithKeys;

@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import { exportSPKI, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { signingKey, startIssuer, type TestIssuer } from "./oidc-issuer";
+import { call, expectError, newProject } from "./helpers/api";
+import { signingKey, startIssuer, type TestIssuer } from "./helpers/oidc-issuer";
 
 /**
  * The OIDC family against real OpenID providers (oidc-provider) on 127.0.0.1: every ID token here

@@ -1,9 +1,9 @@
 import Openfort from "@openfort/openfort-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, newProject } from "./api";
-import { startIssuer, type TestIssuer } from "./oidc-issuer";
-import { routeServer } from "./sdk-server";
+import { call, newProject } from "./helpers/api";
+import { startIssuer, type TestIssuer } from "./helpers/oidc-issuer";
+import { routeServer } from "./helpers/sdk-server";
 
 /** The official SDK's `openfort.iam.*` admin calls, unchanged, against the real route handlers. */
 

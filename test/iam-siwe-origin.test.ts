@@ -1,8 +1,8 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { withinOneMinuteWindow } from "./credentials-fixtures";
-import { address, authenticate, from, messageFor, nonceFor, wallet } from "./siwe-fixtures";
+import { call, expectError, newProject } from "./helpers/api";
+import { withinOneMinuteWindow } from "./helpers/credentials-fixtures";
+import { address, authenticate, from, messageFor, nonceFor, wallet } from "./helpers/siwe-fixtures";
 
 let project: ProjectWithKeys;
 let pk: string;

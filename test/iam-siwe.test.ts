@@ -4,8 +4,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { verifyPlayerToken } from "@/lib/iam/tokens";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { from } from "./siwe-fixtures";
+import { call, expectError, newProject } from "./helpers/api";
+import { from } from "./helpers/siwe-fixtures";
 
 let project: ProjectWithKeys;
 let pk: string;

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { playerTokenIssuer, rotateTokenKey } from "@/lib/iam/tokens";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { logIn, signedUp } from "./credentials-fixtures";
-import { routeServer } from "./sdk-server";
+import { call, expectError, newProject } from "./helpers/api";
+import { logIn, signedUp } from "./helpers/credentials-fixtures";
+import { routeServer } from "./helpers/sdk-server";
 
 let project: ProjectWithKeys;
 let other: ProjectWithKeys;

@@ -1,32 +1,41 @@
 import { InngestTestEngine } from "@inngest/test";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Hex } from "viem";
-import { beforeAll, describe, expect, it, vi } from "vitest";
-import { relayIntent } from "@/inngest/functions/relay";
+import { beforeAll, describe, expect, it } from "vitest";
+import { relayIntent, relayIntents } from "@/inngest/functions/relay";
 import { resendUnsettledIntents } from "@/inngest/functions/unsettled";
-import { sendEvents } from "@/inngest/send";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { idempotencyKeys, transactionIntents } from "@/lib/db/schema";
+import { jobBackend, registerJobBackend } from "@/lib/jobs/port";
 import { credentialOf, requestHash } from "@/lib/http/idempotency";
 import { findKey } from "@/lib/projects/service";
-import { call } from "./api";
-import { userOperationEvents } from "./chain";
-import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "./relay-fixtures";
-import { newProject } from "./api";
+import { call } from "./helpers/api";
+import { userOperationEvents } from "./helpers/chain";
+import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "./helpers/relay-fixtures";
+import { newProject } from "./helpers/api";
 
-// The boundary where the API hands an intent to the background runner: a test fails it once.
-vi.mock("@/inngest/send", async (original) => {
-  const mod = await original<typeof import("@/inngest/send")>();
-  return { ...mod, sendEvents: vi.fn(mod.sendEvents) };
-});
+/** The boundary where the API hands an intent to the background runner: its next send fails, the ones after go through. */
+function failNextSend(error: Error) {
+  const backend = jobBackend();
+  const failed = { jobs: [] as string[] };
+  registerJobBackend({
+    ...backend,
+    send: async (jobs) => {
+      registerJobBackend(backend);
+      failed.jobs = jobs.map((job) => job.id);
+      throw error;
+    },
+  });
+  return failed;
+}
 
 let key: string;
 let projectId: string;
 let deposits: Awaited<ReturnType<typeof sponsoredDeposits>>;
 
 beforeAll(async () => {
-  await runInProcessOnly([relayIntent]);
+  await runInProcessOnly([relayIntents, relayIntent]);
   const project = await newProject("idempotent intents");
   key = project.keys.test.secret;
   projectId = project.id;
@@ -49,12 +58,13 @@ describe("Idempotency-Key on transaction intents", () => {
   it("replays the intent when its relay event failed to send, and the minute sweep still lands it, once", async () => {
     const { body: player } = await call("POST", "/v1/players", { key, json: { name: "relay fails once" } });
     const headers = { "idempotency-key": "tin-relay-send-fails" };
-    vi.mocked(sendEvents).mockRejectedValueOnce(new Error("event store unreachable"));
+    const failed = failNextSend(new Error("event store unreachable"));
 
     const first = await call("POST", "/v1/transaction_intents", { key, json: { ...intentBody(), player: player.id }, headers });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.body.id).toMatch(/^tin_/);
     expect(first.body.response).toBeUndefined(); // pending: nothing landed
+    expect(failed.jobs).toEqual([`relay:${first.body.id}`]);
 
     const retry = await call("POST", "/v1/transaction_intents", { key, json: { ...intentBody(), player: player.id }, headers });
     expect(retry.status).toBe(200);

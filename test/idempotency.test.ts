@@ -4,8 +4,8 @@ import { getDb } from "@/lib/db/client";
 import { idempotencyKeys } from "@/lib/db/schema";
 import { credentialOf, requestHash } from "@/lib/http/idempotency";
 import { findKey, type ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { from, newEmail, PASSWORD, signedUp } from "./credentials-fixtures";
+import { call, expectError, newProject } from "./helpers/api";
+import { from, newEmail, PASSWORD, signedUp } from "./helpers/credentials-fixtures";
 
 let project: ProjectWithKeys;
 let key: string;

@@ -4,8 +4,8 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf, entryPointHistory } from "./chain";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { clientOf, entryPointHistory } from "./helpers/chain";
 
 let project: ProjectWithKeys;
 let key: string;

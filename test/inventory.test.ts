@@ -13,9 +13,9 @@ import { tokenTransfers } from "@/lib/db/schema";
 import { indexChain } from "@/lib/inventory/indexer";
 import { holdings } from "@/lib/inventory/service";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { chainOf, clientOf, fundedWallet, mined } from "./chain";
-import { routeServer } from "./sdk-server";
+import { call, expectError, newProject } from "./helpers/api";
+import { chainOf, clientOf, fundedWallet, mined } from "./helpers/chain";
+import { routeServer } from "./helpers/sdk-server";
 import { indexTokenTransfers, PASSES_PER_RUN } from "@/inngest/functions/inventory";
 import { CRON_EVENT } from "@/inngest/runner";
 

@@ -23,13 +23,13 @@ import { createContract } from "@/lib/contracts/service";
 import { createContractInput } from "@/lib/contracts/schema";
 import { createDeveloperAccount, developerSigner } from "@/lib/developer-accounts/service";
 import { createDeveloperAccountInput } from "@/lib/developer-accounts/schema";
-import { landIntent } from "@/lib/intents/relay";
+import { landIntent } from "@/lib/intents/land-intent";
 import { createIntentInput } from "@/lib/intents/schema";
 import { createIntent } from "@/lib/intents/service";
 import { ownerKeyAad, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import { decrypt, encrypt, MasterKeyError } from "@/lib/keys/encryption";
 import { keyring, loadKeyring, reloadKeyring } from "@/lib/keys/master";
-import { reencryptAll } from "@/lib/keys/rotation";
+import { reencryptAll } from "@/lib/key-rotation";
 import { LEGACY_SECRET_KEY_MARK, openSecretKey } from "@/lib/projects/sealed-keys";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { openSigningSecret, webhookSecretOwner } from "@/lib/deliveries/signing";
@@ -43,8 +43,9 @@ import { createPlayer } from "@/lib/players/service";
 import { createPolicyRule, getPolicyRule, openRuleSecret } from "@/lib/policies/rules";
 import { createPolicyInput, createPolicyRuleInput } from "@/lib/policies/schema";
 import { createPolicy } from "@/lib/policies/service";
-import { createProject, currentSecretKey, type ProjectContext } from "@/lib/projects/service";
-import { createFreshDatabase } from "./fresh-database";
+import { createProject, currentSecretKey } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
+import { createFreshDatabase } from "./helpers/fresh-database";
 
 /** The v1 format, as secrets were sealed before keys had ids: AES-256-GCM under the master key itself. */
 function legacySeal(raw: Buffer, plaintext: string, aad: string) {

@@ -6,14 +6,14 @@ import { GET as openApiRoute } from "@/app/v1/openapi.json/route";
 import { POST as signatureRoute } from "@/app/sign/[id]/signature/route";
 import { GET as statusRoute } from "@/app/sign/[id]/status/route";
 import { jsonShape, MAX_BODY_BYTES, readBody } from "@/lib/http/body";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { handle } from "@/lib/http/handle";
 import { defineOperation } from "@/lib/http/operation";
 import { asClientError } from "@/lib/http/read";
-import { signingToken } from "@/lib/signing/token";
+import { signingToken } from "@/lib/intents/signing-link";
 import { installRequestHooks } from "@/lib/http/node-server";
 import { unroutable } from "@/lib/http/unroutable";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 
 let key: string;
 beforeAll(async () => {
@@ -45,13 +45,12 @@ async function json(res: Response) {
 
 describe("parameter floods", () => {
   it("refuse more than 1,000 form parameters at once, naming the limit, without parsing them all", async () => {
-    const flood = Array.from({ length: 100_000 }, (_, i) => `p${i}=1`).join("&");
-    const started = performance.now();
+    // Every name past the first thousand is malformed: had they been parsed (0.7 s of blocked event loop once), the
+    // answer would name one of them rather than the limit.
+    const flood = Array.from({ length: 100_000 }, (_, i) => (i < 1000 ? `p${i}=1` : `p${i}[=1`)).join("&");
     const res = await call("POST", "/v1/players", { key, form: flood });
-    const elapsed = performance.now() - started;
     expect(expectError(res, 400).message).toMatch(/at most 1,000/);
     expect(JSON.stringify(res.body).length).toBeLessThan(1000);
-    expect(elapsed).toBeLessThan(400); // was 0.7 s of blocked event loop
   });
 
   it("count the query string and the body together", async () => {
@@ -82,10 +81,8 @@ describe("parameter floods", () => {
       [flood(60_000), /at most 10,000/],
       [{ name: "x", metadata: flood(20_000) }, /at most 10,000/],
     ] as const) {
-      const started = performance.now();
       const res = await call("POST", "/v1/players", { key, json });
       expect(expectError(res, 400).message).toMatch(limit);
-      expect(performance.now() - started).toBeLessThan(400);
     }
   });
 

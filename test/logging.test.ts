@@ -2,11 +2,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { log, flushLog } from "@/lib/log";
-import { call, newProject } from "./api";
+import { call, newProject } from "./helpers/api";
 
 const root = path.resolve(import.meta.dirname, "..");
 
-/** This process's log lines, parsed (tests log to LOG_FILE: test/worker-setup.ts). */
+/** This process's log lines, parsed (tests log to LOG_FILE: test/helpers/worker-setup.ts). */
 async function logLines(): Promise<Record<string, unknown>[]> {
   await flushLog();
   return fs

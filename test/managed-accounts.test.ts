@@ -11,12 +11,12 @@ import { beaconKey, managedBeaconAddress } from "@/lib/chain/managed";
 import { upgradeManagedAction } from "@/lib/dashboard/managed";
 import { getDb } from "@/lib/db/client";
 import { projectsOf, signUp } from "@/lib/developers/service";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { openSigningLink } from "@/lib/signing/service";
 import { createProject, type ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf, fundedWallet, mined } from "./chain";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { clientOf, fundedWallet, mined } from "./helpers/chain";
 
 // The dashboard action reads the session through next-auth; here the test says who is signed in.
 const session = vi.hoisted(() => ({ current: null as { developerId: string } | null }));

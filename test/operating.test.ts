@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { GET as metricsRoute } from "@/app/metrics/route";
 import { GET as readyRoute } from "@/app/readyz/route";
 import { GET as healthRoute } from "@/app/healthz/route";
-import { ensureRunner } from "@/inngest/send";
+import { ensureRunner } from "@/inngest/jobs";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { sql } from "drizzle-orm";
 import { errorResponse } from "@/lib/http/handle";
-import { call, newProject } from "./api";
+import { call, newProject } from "./helpers/api";
 
 // Next.js hands route handlers the socket's address as X-Forwarded-For (lib/http/client-address.ts).
 const from = (address: string, headers: Record<string, string> = {}) =>
@@ -42,6 +42,7 @@ describe("GET /metrics", () => {
     const refused = await metricsRoute(from("203.0.113.9"));
     expect(refused.status).toBe(401);
     expect((await refused.json()).error.type).toBe("authentication_error");
+    expect(refused.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
     process.env.METRICS_TOKEN = "metrics-token-for-the-test";
     expect((await metricsRoute(from("203.0.113.9"))).status).toBe(401);
     expect((await metricsRoute(from("203.0.113.9", { authorization: "Bearer wrong" }))).status).toBe(401);

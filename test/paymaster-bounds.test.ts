@@ -8,10 +8,10 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { estimateUserOperation, signUserOperation, toEntryPointOp, type UserOp } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
 import { sponsoredOperations } from "@/lib/db/schema";
-import { serializeUserOp } from "@/lib/intents/userop-json";
+import { serializeUserOp } from "@/lib/intent-records/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, newProject } from "./api";
-import { chainOf, clientOf, fundedWallet, mined } from "./chain";
+import { call, newProject } from "./helpers/api";
+import { chainOf, clientOf, fundedWallet, mined } from "./helpers/chain";
 
 /**
  * Our ERC-7677 service signs only bounded operations of the project's own accounts, and records what it signs: the

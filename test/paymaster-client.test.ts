@@ -2,10 +2,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { supportedEntryPoints, type ServiceCall } from "@/lib/paymasters/client";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 
 /**
  * The ERC-7677 client's bounds on what a registered service answers (size and total time, after the headers too),
@@ -54,8 +54,7 @@ function stream(res: http.ServerResponse, state: { sent: number; closed: boolean
 
 const serviceCall = (url: string): ServiceCall => ({ url, livemode: false, chainId: 31337, entryPoint: serviceDeployment().entryPoint, context: null, who: "Paymaster pay_test", param: "paymaster", paramValue: "pay_test" });
 
-async function failure(url: string): Promise<{ error: ApiError; ms: number }> {
-  const started = performance.now();
+async function failure(url: string): Promise<{ error: ApiError }> {
   const error = await supportedEntryPoints(serviceCall(url)).then(
     (answer) => {
       throw new Error(`expected a refusal, got ${JSON.stringify(answer).slice(0, 100)}`);
@@ -63,7 +62,7 @@ async function failure(url: string): Promise<{ error: ApiError; ms: number }> {
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(ApiError);
-  return { error: error as ApiError, ms: performance.now() - started };
+  return { error: error as ApiError };
 }
 
 const until = async (what: () => boolean, ms = 2_000) => {
@@ -102,12 +101,14 @@ describe("the ERC-7677 client reads answers with a size and a time bound", () =>
     vi.stubEnv("PAYMASTER_TIMEOUT_MS", "600");
     const trickle = await peer((res, state) => stream(res, state, "a", 50));
     peers.push(trickle);
-    const { error, ms } = await failure(trickle.url);
+    // The peer never finishes and never pauses for 50 ms: a refusal at all is the deadline on the whole answer (a
+    // deadline per read would wait for ever), given while bytes were still arriving.
+    const { error } = await failure(trickle.url);
+    const sentWhenRefused = trickle.sent();
     expect(error.status).toBe(502);
     expect(error.message, error.message).toMatch(/no answer within 0\.6 s/);
-    expect(ms).toBeLessThan(3_000);
+    expect(sentWhenRefused).toBeGreaterThan(0);
     expect(await until(trickle.closed)).toBe(true);
-    expect(trickle.sent()).toBeGreaterThan(0);
   });
 
   it("a prompt, small answer is read as before", async () => {

@@ -13,8 +13,8 @@ import { getDb } from "@/lib/db/client";
 import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { watchLandings } from "@/lib/sponsorship/watcher";
-import { call, newProject } from "./api";
-import { chainOf, fundedWallet, mined } from "./chain";
+import { call, newProject } from "./helpers/api";
+import { chainOf, fundedWallet, mined } from "./helpers/chain";
 
 /**
  * Our ERC-7677 service for EntryPoint v0.8, asked by viem's own paymaster client: an Upgradeable_v08 first op (its
@@ -125,7 +125,7 @@ describe("the ERC-7677 service on EntryPoint v0.8", () => {
   });
 });
 
-/** viem's http transport, routed to the API's handlers in this process (test/api.ts's call) rather than a socket. */
+/** viem's http transport, routed to the API's handlers in this process (test/helpers/api.ts's call) rather than a socket. */
 async function routed(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
   const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
   const res = await call("POST", url.pathname, { json: JSON.parse(String(init?.body)) });

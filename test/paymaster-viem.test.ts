@@ -4,12 +4,12 @@ import { createBundlerClient, createPaymasterClient } from "viem/account-abstrac
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { startAlto, type AltoBundler } from "./alto";
-import { call } from "./api";
-import { chainOf } from "./chain";
-import { newProject } from "./api";
-import { routeServer } from "./sdk-server";
-import { viemSmartAccount } from "./viem-account";
+import { startAlto, type AltoBundler } from "./helpers/alto";
+import { call } from "./helpers/api";
+import { chainOf } from "./helpers/chain";
+import { newProject } from "./helpers/api";
+import { routeServer } from "./helpers/sdk-server";
+import { viemSmartAccount } from "./helpers/viem-account";
 
 /**
  * viem's own clients against our ERC-7677 service: a bundler client (a real bundler, alto) with our paymaster client

@@ -1,19 +1,19 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import Openfort from "@openfort/openfort-node";
-import { concat, encodeAbiParameters, getAbiItem, parseEther, type Address, type Hex } from "viem";
+import { concat, encodeAbiParameters, getAbiItem, getContractAddress, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi, verifyingPaymasterAbi, verifyingPaymasterBytecode } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { DUMMY_SIGNATURE, paymasterHash, type UserOp } from "@/lib/chain/userop";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
 import { getDb } from "@/lib/db/client";
 import { rebuildIntent, signingSender } from "@/lib/intents/rebuild";
-import { chainOf, clientOf, fundedWallet, mined } from "./chain";
-import { intentRow } from "./relay-fixtures";
-import { routeServer } from "./sdk-server";
+import { chainOf, clientOf, fundedWallet, mined } from "./helpers/chain";
+import { intentRow } from "./helpers/relay-fixtures";
+import { routeServer } from "./helpers/sdk-server";
 
 /**
  * Registered paymasters, a policy's paymaster, sponsorship through ERC-7677 services (ours at
@@ -94,23 +94,41 @@ describe("/v1/paymasters", () => {
     expect(byForm.status, JSON.stringify(byForm.body)).toBe(200);
     expect(byForm.body).toMatchObject({ address: d().paymaster, context: { policy: "pol_form" }, name: "form" });
 
-    // No contract at the address: on any test chain, or on the chain named.
+    // Deployed where it was found: every test chain has our paymaster; a single answer says so.
+    expect(created.body.deployedOn).toEqual(expect.arrayContaining([31337, 31338]));
+    expect(created.body).not.toHaveProperty("notice");
+    // No contract at the address yet: registered all the same (a paymaster is often deployed after), and the answer says so.
     const nowhere = privateKeyToAccount(generatePrivateKey()).address;
-    expect(expectError(await json("/v1/paymasters", { address: nowhere }), 400).details).toHaveProperty("address");
-    expect(expectError(await form("/v1/paymasters", { address: nowhere, chainId: "31337" }), 400).message).toMatch(/No contract is deployed .* on chain 31337/);
+    const early = await json("/v1/paymasters", { address: nowhere, name: "not yet" });
+    expect(early.status, JSON.stringify(early.body)).toBe(200);
+    expect(early.body).toMatchObject({ address: nowhere, deployedOn: [], notice: expect.stringMatching(/^No code at this address yet on any test chain/) });
+    const earlyForm = await form("/v1/paymasters", { address: nowhere, chainId: "31337" });
+    expect(earlyForm.status, JSON.stringify(earlyForm.body)).toBe(200);
+    expect(earlyForm.body).toMatchObject({ deployedOn: [], notice: expect.stringMatching(/^No code at this address yet on chain 31337/) });
+    expect((await call("GET", `/v1/paymasters/${early.body.id}`, { key })).body).toMatchObject({ deployedOn: [], notice: expect.any(String) });
+    for (const pm of [early.body.id, earlyForm.body.id]) expect((await call("DELETE", `/v1/paymasters/${pm}`, { key })).status).toBe(200);
     expect(expectError(await json("/v1/paymasters", { address: d().paymaster, chainId: 31339 }), 400).details).toHaveProperty("chainId");
     expect(expectError(await json("/v1/paymasters", { url: serviceUrl() }), 400).details).toHaveProperty("address");
     expect(expectError(await json("/v1/paymasters", { address: d().paymaster, context: "nope" }), 400).details).toHaveProperty("context");
     expect(expectError(await json("/v1/paymasters", { address: d().paymaster, url: "ftp://example.com" }), 400).details).toHaveProperty("url");
 
-    expect((await call("GET", `/v1/paymasters/${id}`, { key })).body).toMatchObject({ id, name: "ours" });
+    expect((await call("GET", `/v1/paymasters/${id}`, { key })).body).toMatchObject({ id, name: "ours", deployedOn: expect.arrayContaining([31337]) });
+    // The list is a bare array (what the SDK's generated client reads), paged and ordered as every list: newest first by default.
     const listed = await call("GET", "/v1/paymasters", { key, query: { limit: 1 } });
-    expect(listed.body).toMatchObject({ object: "list", url: "/v1/paymasters", start: 0, end: 1, total: 2 });
+    expect(listed.body).toEqual([expect.objectContaining({ id: byForm.body.id, object: "paymaster", name: "form" })]);
+    expect((await call("GET", "/v1/paymasters", { key, query: { limit: 1, skip: 1 } })).body.map((p: { id: string }) => p.id)).toEqual([id]);
+    expect((await call("GET", "/v1/paymasters", { key, query: { order: "asc" } })).body.map((p: { id: string }) => p.id)).toEqual([id, byForm.body.id]);
+    expect((await call("GET", "/v1/paymasters", { key, query: { deleted: true } })).body).toHaveLength(2);
+    expect(expectError(await call("GET", "/v1/paymasters", { key, query: { limit: 0 } }), 400).details).toHaveProperty("limit");
 
     const updated = await form(`/v1/paymasters/${id}`, { name: "renamed", "context[policy]": "pol_y" });
     expect(updated.body).toMatchObject({ id, name: "renamed", context: { policy: "pol_y" } });
     expect((await json(`/v1/paymasters/${id}`, { url: "", context: "" })).body).not.toHaveProperty("url");
-    expect(expectError(await json(`/v1/paymasters/${id}`, { address: nowhere }), 400).details).toHaveProperty("address");
+    // Moved to an address with no code yet: allowed while no policy sponsors through it, and said.
+    const moved = await json(`/v1/paymasters/${id}`, { address: nowhere, chainId: 31337 });
+    expect(moved.body).toMatchObject({ address: nowhere, deployedOn: [], notice: expect.stringMatching(/on chain 31337/) });
+    expect((await json(`/v1/paymasters/${id}`, { address: d().paymaster })).body).toMatchObject({ address: d().paymaster, deployedOn: expect.arrayContaining([31337]) });
+    expect((await json(`/v1/paymasters/${id}`, { address: d().paymaster })).body).not.toHaveProperty("notice");
 
     // Other projects and the live mode see nothing of it.
     const other = await newProject("paymasters other");
@@ -118,7 +136,7 @@ describe("/v1/paymasters", () => {
     expectError(await call("GET", `/v1/paymasters/${id}`, { key: project.keys.live.secret }), 404);
     expectError(await json(`/v1/paymasters/${id}`, { name: "theirs" }, other.keys.test.secret), 404);
     expectError(await call("DELETE", `/v1/paymasters/${id}`, { key: other.keys.test.secret }), 404);
-    expect((await call("GET", "/v1/paymasters", { key: project.keys.live.secret })).body.total).toBe(0);
+    expect((await call("GET", "/v1/paymasters", { key: project.keys.live.secret })).body).toEqual([]);
 
     // Live keys: https to public addresses only, checked when the URL is saved.
     for (const url of [`http://127.0.0.1:1/x`, "https://localhost/x", "https://10.0.0.1/x"]) {
@@ -133,12 +151,13 @@ describe("/v1/paymasters", () => {
     const policy = await form("/v1/policies", { name: "via", chainId: "31337", "strategy[sponsorSchema]": "pay_for_user", paymaster: byForm.body.id });
     expect(policy.body).toMatchObject({ paymaster: { id: byForm.body.id } });
 
-    // In use: not deleted until the policy lets go of it.
+    // In use: its address moves only to a contract on the policy's chain, and it is not deleted until the policy lets go of it.
+    expect(expectError(await json(`/v1/paymasters/${byForm.body.id}`, { address: nowhere }), 400).message).toMatch(/No contract is deployed at .* on chain 31337 yet/);
     expectError(await call("DELETE", `/v1/paymasters/${byForm.body.id}`, { key }), 409);
     expect((await form(`/v1/policies/${policy.body.id}`, { paymaster: "" })).body).not.toHaveProperty("paymaster");
     expect((await call("DELETE", `/v1/paymasters/${byForm.body.id}`, { key })).body).toEqual({ id: byForm.body.id, object: "paymaster", deleted: true });
     expect((await call("GET", `/v1/paymasters/${byForm.body.id}`, { key })).body).toMatchObject({ deleted: true });
-    expect((await call("GET", "/v1/paymasters", { key, query: { deleted: true } })).body.total).toBe(1);
+    expect((await call("GET", "/v1/paymasters", { key, query: { deleted: true } })).body.map((p: { id: string }) => p.id)).toContain(byForm.body.id);
     expect(expectError(await json("/v1/policies", { ...policyBody, paymaster: byForm.body.id }), 400).message).toMatch(/deleted/);
   }, 60_000);
 
@@ -149,8 +168,43 @@ describe("/v1/paymasters", () => {
     expect(await openfort.paymasters.get({ id: created.id })).toMatchObject({ id: created.id, url: serviceUrl() });
     expect(await openfort.paymasters.update({ id: created.id, address: d().paymaster, name: "sdk 2" })).toMatchObject({ id: created.id });
     expect(await openfort.paymasters.delete(created.id)).toMatchObject({ id: created.id, object: "paymaster", deleted: true });
-    await expect(openfort.paymasters.create({ address: privateKeyToAccount(generatePrivateKey()).address })).rejects.toMatchObject({ code: 400 });
+    // An address with no code yet registers through the SDK too (it reads the fields it knows).
+    const early = await openfort.paymasters.create({ address: privateKeyToAccount(generatePrivateKey()).address, name: "sdk early" });
+    expect(early).toMatchObject({ id: expect.stringMatching(/^pay_/), object: "paymaster" });
+    await expect(openfort.paymasters.create({ address: "0x1234" })).rejects.toMatchObject({ code: 400 });
+    // The wrapper has no list method; the SDK's generated client (PaymasterApi.listPaymasters) reads a bare array.
+    const generated = (openfort.paymasters as unknown as { api: { listPaymasters(limit?: number, skip?: number, order?: string): Promise<{ id: string; address: string; createdAt: number }[]> } }).api;
+    const page = await generated.listPaymasters(1, 0, "desc");
+    expect(page).toHaveLength(1);
+    expect(page[0]).toMatchObject({ id: early.id, object: "paymaster", createdAt: expect.any(Number) });
+    const all = await generated.listPaymasters(100, 0, "asc");
+    expect(all.map((p) => p.id)).toEqual(expect.arrayContaining([early.id]));
+    expect(all.map((p) => p.id)).not.toContain(created.id); // deleted
+    expect(all.at(-1)!.id).toBe(early.id);
   }, 30_000);
+
+  it("registers a paymaster before its contract is deployed; a policy can sponsor through it once it is, not before", async () => {
+    const wallet = await fundedWallet(31337);
+    // The address its deployment will have (a fresh deployer's first contract).
+    const future = getContractAddress({ from: wallet.account.address, nonce: 0n });
+    const registered = await form("/v1/paymasters", { address: future, url: serviceUrl(), chainId: "31337", name: "deployed later" });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(200);
+    expect(registered.body).toMatchObject({ address: future, deployedOn: [], notice: expect.stringMatching(/^No code at this address yet on chain 31337/) });
+    const policyBody = { name: "too early", chainId: 31337, strategy: { sponsorSchema: "pay_for_user" }, paymaster: registered.body.id };
+    const refused = expectError(await json("/v1/policies", policyBody), 400);
+    expect(refused.message).toMatch(new RegExp(`No contract is deployed at ${future} on chain 31337 yet`));
+    expect(refused.details).toHaveProperty("paymaster");
+    expect(expectError(await form("/v1/policies", { name: "too early", chainId: "31337", "strategy[sponsorSchema]": "pay_for_user", paymaster: registered.body.id }), 400).details).toHaveProperty("paymaster");
+
+    const hash = await wallet.deployContract({ abi: verifyingPaymasterAbi, bytecode: verifyingPaymasterBytecode, args: [d().entryPoint, wallet.account.address, wallet.account.address] });
+    expect((await mined(31337, hash)).contractAddress!.toLowerCase()).toBe(future.toLowerCase());
+    const now = await call("GET", `/v1/paymasters/${registered.body.id}`, { key });
+    expect(now.body.deployedOn).toContain(31337);
+    expect(now.body).not.toHaveProperty("notice");
+    const policy = await json("/v1/policies", policyBody);
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    expect(policy.body.paymaster).toEqual({ id: registered.body.id });
+  }, 60_000);
 });
 
 describe("sponsoring through a registered ERC-7677 paymaster", () => {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 
 let a: ProjectWithKeys;

@@ -15,7 +15,7 @@ import { describeRule, purposeOf, RULE_PURPOSES } from "@/lib/policies/purposes"
 import { openRuleSecret } from "@/lib/policies/rules";
 import { RULE_TYPES } from "@/lib/policies/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, formData, newProject } from "./api";
+import { call, expectError, formData, newProject } from "./helpers/api";
 
 let project: ProjectWithKeys;
 let key: string;

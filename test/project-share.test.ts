@@ -4,7 +4,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { projectShareUse, withProjectShare } from "@/lib/http/concurrency";
 import { projectScope } from "@/lib/http/rate-limit";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 
 /** A promise the test settles by hand: work that holds a slot until released. */
 const gate = () => {

@@ -12,8 +12,13 @@ import { clientAddress } from "@/lib/http/client-address";
 import { installRequestHooks } from "@/lib/http/node-server";
 import { requestOrigin } from "@/lib/http/origin";
 import { hit, takeToken } from "@/lib/http/rate-limit";
+import { siweAuthenticateOperation, siweInitOperation, siweLinkOperation } from "@/lib/iam/siwe-operations";
+import { createIntent } from "@/lib/intents/operations";
+import { readContract } from "@/lib/contracts/operations";
+import { paymasterServiceRpc } from "@/lib/paymaster-service/rpc-operation";
+import { listPlayers } from "@/lib/players/operations";
 import { createSecretKey } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 
 const bucket = () => `test:${crypto.randomUUID()}`;
 const ip = () => `203.0.113.${crypto.randomInt(1, 255)}-${crypto.randomUUID().slice(0, 8)}`;
@@ -64,7 +69,7 @@ describe("the shared limiter", () => {
     const db = await getDb();
     const key = bucket();
     await hit(db, key, { max: 10, windowMs: 1000 }, 1_000_000);
-    (globalThis as { __rateLimitCleanup?: number }).__rateLimitCleanup = 0;
+    (globalThis as unknown as { __rateLimitCleanup: { at: number } }).__rateLimitCleanup.at = 0;
     await hit(db, bucket(), { max: 10, windowMs: 1000 });
     await vi.waitFor(async () => expect(await db.select().from(rateLimitCounters).where(eq(rateLimitCounters.bucket, key))).toEqual([]));
   });
@@ -99,15 +104,15 @@ describe("API limits", () => {
     const now = 1_800_000_000_000;
     // 2/s over a 10 s window: a burst of 20, then refused
     for (let i = 0; i < 10; i++) {
-      await takeToken(db, project, "createTransactionIntent", now);
-      await takeToken(db, project, "readContract", now);
+      await takeToken(db, project, createIntent, now);
+      await takeToken(db, project, readContract, now);
     }
-    await expect(takeToken(db, project, "createTransactionIntent", now)).rejects.toMatchObject({ status: 429, type: "rate_limit_error" });
+    await expect(takeToken(db, project, createIntent, now)).rejects.toMatchObject({ status: 429, type: "rate_limit_error" });
     // Other operations still pass: the share caps chain work only.
-    await takeToken(db, project, "getPlayers", now);
-    await takeToken(db, { ...project, projectId: `pro_${crypto.randomUUID()}` }, "createTransactionIntent", now);
+    await takeToken(db, project, listPlayers, now);
+    await takeToken(db, { ...project, projectId: `pro_${crypto.randomUUID()}` }, createIntent, now);
     vi.stubEnv("RATE_LIMIT_PER_SECOND", "0");
-    await takeToken(db, project, "createTransactionIntent", now); // 0 turns the API's limits off
+    await takeToken(db, project, createIntent, now); // 0 turns the API's limits off
   });
 });
 
@@ -207,12 +212,12 @@ describe("public credentials, a budget of their own", () => {
     const now = 1_900_000_000_000;
     const from = (i: number) => ({ budget: "public" as const, address: `198.51.100.${i}` });
     // 1/s over a 10 s window: a burst of 10, then refused
-    for (let i = 0; i < 10; i++) await takeToken(db, project, i % 2 ? "authenticateSIWE" : "linkSIWE", now, from(i));
-    await expect(takeToken(db, project, "authenticateSIWE", now, from(20))).rejects.toMatchObject({ status: 429, type: "rate_limit_error" });
-    await expect(takeToken(db, project, "paymasterService", now, from(21))).rejects.toMatchObject({ status: 429 });
-    await takeToken(db, project, "initSIWE", now, from(22)); // no chain work: not in the share
+    for (let i = 0; i < 10; i++) await takeToken(db, project, i % 2 ? siweAuthenticateOperation : siweLinkOperation, now, from(i));
+    await expect(takeToken(db, project, siweAuthenticateOperation, now, from(20))).rejects.toMatchObject({ status: 429, type: "rate_limit_error" });
+    await expect(takeToken(db, project, paymasterServiceRpc, now, from(21))).rejects.toMatchObject({ status: 429 });
+    await takeToken(db, project, siweInitOperation, now, from(22)); // no chain work: not in the share
     // The secret key's chain share is its own.
-    for (let i = 0; i < 10; i++) await takeToken(db, project, "createTransactionIntent", now);
+    for (let i = 0; i < 10; i++) await takeToken(db, project, createIntent, now);
   });
 });
 

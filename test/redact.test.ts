@@ -8,7 +8,7 @@ import { errorResponse } from "@/lib/http/handle";
 import { flushLog } from "@/lib/log";
 import { createdProjectLines, maskKey } from "@/lib/projects/banner";
 import { errorText, redact } from "@/lib/redact";
-import { newProject } from "./api";
+import { newProject } from "./helpers/api";
 
 const KEY = "fAkEpRoViDeRkEy0123456789abcdef";
 let server: http.Server;
@@ -36,7 +36,7 @@ async function viemError(): Promise<Error> {
   );
 }
 
-/** Everything the service logged while `work` ran (this process logs to LOG_FILE: test/worker-setup.ts). */
+/** Everything the service logged while `work` ran (this process logs to LOG_FILE: test/helpers/worker-setup.ts). */
 async function logOutput(work: () => unknown): Promise<string> {
   const file = process.env.LOG_FILE!;
   await flushLog();

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { functions } from "@/inngest/functions";
 import { startEmbeddedRunner } from "@/inngest/runner";
 import { getDb } from "@/lib/db/client";
-import { call, newProject } from "./api";
-import { eventually, intentRow, receiver, sponsoredDeposits } from "./relay-fixtures";
+import { call, newProject } from "./helpers/api";
+import { eventually, intentRow, receiver, sponsoredDeposits } from "./helpers/relay-fixtures";
 
 // The node accepts nothing from this process's relayer (as when every bundle fails for reasons not the op's).
 vi.mock("@/lib/chain/relayer", async (original) => ({

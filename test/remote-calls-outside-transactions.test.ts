@@ -7,8 +7,8 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { DUMMY_SIGNATURE } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
-import { call, expectError, newProject } from "./api";
-import { runInProcessOnly, sponsoredDeposits } from "./relay-fixtures";
+import { call, expectError, newProject } from "./helpers/api";
+import { runInProcessOnly, sponsoredDeposits } from "./helpers/relay-fixtures";
 
 /**
  * No request holds a database transaction open while it waits on a remote call: a registered

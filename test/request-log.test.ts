@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { requestLogs } from "@/lib/db/schema";
 import { flushRequestLog } from "@/lib/http/request-log";
-import { call, newProject } from "./api";
+import { call, newProject } from "./helpers/api";
 
 describe("request log", () => {
   it("records method, path, status, duration and mode of every request, and nothing secret", async () => {

@@ -5,7 +5,7 @@ import { apiKeys } from "@/lib/db/schema";
 import { encrypt } from "@/lib/keys/encryption";
 import { LEGACY_SECRET_KEY_MARK, resealLegacySecretKeys } from "@/lib/projects/sealed-keys";
 import { createSecretKey, currentSecretKey } from "@/lib/projects/service";
-import { newProject } from "./api";
+import { newProject } from "./helpers/api";
 
 /** Issue 29.14: a secret key's ciphertext opens only in its own row (project, mode, key id). */
 

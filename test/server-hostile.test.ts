@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "./server";
-import { rawRequest } from "./raw-http";
+import { startServer, type RunningServer } from "./helpers/server";
+import { rawRequest } from "./helpers/raw-http";
 
 /**
  * Hostile request targets against a production server (`next start`), byte for byte over a socket: what

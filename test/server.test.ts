@@ -3,7 +3,7 @@ import path from "node:path";
 import Openfort from "@openfort/openfort-node";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, startServer, type RunningServer } from "./server";
+import { runCli, startServer, type RunningServer } from "./helpers/server";
 
 let server: RunningServer;
 beforeAll(async () => {

@@ -7,10 +7,10 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { sessionItems } from "@/lib/dashboard/sessions";
 import { getDb } from "@/lib/db/client";
 import { describeRevert, revertDataOf, toEntryPointOp } from "@/lib/chain/userop";
-import { deserializeUserOp } from "@/lib/intents/userop-json";
+import { deserializeUserOp } from "@/lib/intent-records/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf } from "./chain";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
 
 // The fee a session key may make its account pay (SmartAccount's maxFeePerOp), as the sessions API registers it.
 

@@ -4,16 +4,16 @@ import { encodeFunctionData, parseEther, toHex, type Address, type Hex } from "v
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
-import { ensureRunner } from "@/inngest/send";
+import { ensureRunner } from "@/inngest/jobs";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { describeRevert, revertDataOf, toEntryPointOp } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
-import { deserializeUserOp } from "@/lib/intents/userop-json";
+import { deserializeUserOp } from "@/lib/intent-records/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf } from "./chain";
-import { routeServer } from "./sdk-server";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
+import { routeServer } from "./helpers/sdk-server";
 
 let project: ProjectWithKeys;
 let key: string;

@@ -5,8 +5,8 @@ import { publicClient } from "@/lib/chain/clients";
 import { findChain } from "@/lib/chain/registry";
 import { getDb } from "@/lib/db/client";
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
-import { call, newProject, waitForLanding } from "./api";
-import { clientOf } from "./chain";
+import { call, newProject, waitForLanding } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
 
 /**
  * The session-key checks read the chain (the key's state on the account, the chain's clock) and simulate the op:

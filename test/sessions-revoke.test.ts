@@ -13,8 +13,8 @@ import { sessionItems } from "@/lib/dashboard/sessions";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { revokeSession } from "@/lib/sessions/operations";
 import { createSession } from "@/lib/sessions/service";
-import { call, expectError, newProject } from "./api";
-import { clientOf, fundedWallet, mined } from "./chain";
+import { call, expectError, newProject } from "./helpers/api";
+import { clientOf, fundedWallet, mined } from "./helpers/chain";
 
 let project: ProjectWithKeys;
 

@@ -2,11 +2,11 @@ import Openfort from "@openfort/openfort-node";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, newProject } from "./api";
-import { clientOf } from "./chain";
-import { routeServer } from "./sdk-server";
+import { call, newProject } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
+import { routeServer } from "./helpers/sdk-server";
 
-/** The official SDK, unchanged, against the real route handlers (test/sdk-server.ts). */
+/** The official SDK, unchanged, against the real route handlers (test/helpers/sdk-server.ts). */
 let server: Awaited<ReturnType<typeof routeServer>>;
 let baseUrl: string;
 let project: ProjectWithKeys;

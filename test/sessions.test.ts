@@ -10,8 +10,8 @@ import { accounts, transactionIntents } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { openSigningLink } from "@/lib/signing/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf } from "./chain";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
 
 let project: ProjectWithKeys;
 let key: string;

@@ -7,7 +7,7 @@ import { createInvite } from "@/lib/developers/invites";
 import { signUpInput } from "@/lib/developers/schema";
 import { projectsOf, signUp } from "@/lib/developers/service";
 import { issueClaimToken } from "@/lib/projects/claims";
-import { call, expectError, formData, newProject } from "./api";
+import { call, expectError, formData, newProject } from "./helpers/api";
 
 /** Issue 29.14: what a shared install gets without any setting. */
 

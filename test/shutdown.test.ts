@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
-import { startServer, type RunningServer } from "./server";
-import { queryServerDatabase } from "./server-db";
+import { startServer, type RunningServer } from "./helpers/server";
+import { queryServerDatabase } from "./helpers/server-db";
 
 const ENTRY_POINT = "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789";
 
@@ -89,7 +89,6 @@ describe("SIGTERM", () => {
     await until("a delivery in flight", () => held.length > 0, 60_000);
     const inFlight = api("POST", "/v1/subscriptions/test", { target: slowUrl });
     await until("the API request in flight", () => slowHits > 0, 10_000);
-    const signalled = Date.now();
     server.signal("SIGTERM");
 
     const answered = await inFlight;
@@ -99,9 +98,9 @@ describe("SIGTERM", () => {
     const after = await fetch(`${server.url}/healthz`).then((r) => r.status, () => "refused");
     expect([503, "refused"]).toContain(after);
 
+    // It exits while the receiver still holds the delivery (released below): it did not wait for the run to finish.
     expect(await server.exited()).toEqual({ code: 0, signal: null });
-    const tookMs = Date.now() - signalled;
-    expect(tookMs).toBeLessThan(8_000); // 1.5 s for requests + 1.5 s for runs, then closing
+    expect(held.length).toBeGreaterThan(0);
     expect(server.output()).toContain("shutting down: no new requests");
     expect(server.output()).toContain("handed over");
 
@@ -114,13 +113,11 @@ describe("SIGTERM", () => {
     const handedOver = new Set(got.map((g) => g.webhookId));
     for (const res of held) res.destroy();
 
-    // Restarted, it takes the handed-over runs at once (the lease would have been a minute): the same events arrive again.
+    // Restarted, it takes the handed-over runs at once: the same events arrive again within 30 s, where waiting for the
+    // lease would take a minute.
     answering = true;
-    const restartedAt = Date.now();
     await server.restart();
     await until("the handed-over deliveries redelivered", () => [...handedOver].every((id) => got.some((g) => g.webhookId === id && g.answered)), 30_000);
-    expect(Date.now() - restartedAt).toBeLessThan(30_000);
-    console.log(`SIGTERM: exited 0 in ${tookMs} ms with a request and ${runs.length} run(s) in flight; redelivered ${Date.now() - restartedAt} ms after the restart began`);
   }, 300_000);
 
   it("exits at once on a second signal", async () => {
@@ -135,12 +132,11 @@ describe("SIGTERM", () => {
     await until("the API request in flight", () => slowHits > before, 10_000);
     server.signal("SIGTERM");
     await new Promise((r) => setTimeout(r, 300));
-    const second = Date.now();
     server.signal("SIGTERM");
+    // Exit code 1 at once, not the graceful 0 after the grace periods, and the request in flight gets no answer.
     expect(await server.exited()).toEqual({ code: 1, signal: null });
-    expect(Date.now() - second).toBeLessThan(2_000);
     expect(server.output()).toContain("second signal: exiting now");
-    await stuck;
+    expect(await stuck).toBeNull();
     await server.restart(); // for afterAll's stop
   }, 120_000);
 });

@@ -5,10 +5,10 @@ import { accountFactoryAbi, smartAccountAbi, testTokenAbi, testTokenBytecode } f
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { serviceAccount } from "@/lib/keys/service-keys";
-import { describeOperation, type DecodeContext } from "@/lib/signing/calls";
+import { describeOperation, type DecodeContext } from "@/lib/intents/operation-calls";
 import { openSigningLink } from "@/lib/signing/service";
-import { call, newProject, waitForLanding } from "./api";
-import { clientOf, fundedWallet, mined } from "./chain";
+import { call, newProject, waitForLanding } from "./helpers/api";
+import { clientOf, fundedWallet, mined } from "./helpers/chain";
 
 const CHAIN = 31337;
 const random = () => privateKeyToAccount(generatePrivateKey()).address;

@@ -9,9 +9,9 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { getIntent, SPONSORSHIP_SECONDS } from "@/lib/intents/service";
 import { openSigningLink } from "@/lib/signing/service";
-import { linkExpiry, signingToken, UNSPONSORED_LINK_SECONDS, verifySigningToken } from "@/lib/signing/token";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf } from "./chain";
+import { linkExpiry, signingToken, UNSPONSORED_LINK_SECONDS, verifySigningToken } from "@/lib/intents/signing-link";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
 
 const ENTRY_POINT_ABI = entryPointAbi.filter((item) => item.type === "function" && item.name === "depositTo");
 

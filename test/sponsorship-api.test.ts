@@ -4,10 +4,11 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
 import { newId } from "@/lib/ids";
-import type { ProjectContext, ProjectWithKeys } from "@/lib/projects/service";
+import type { ProjectWithKeys } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { credit, hold, releaseHold, settleHold } from "@/lib/sponsorship/ledger";
 import { balanceResponse, entryResponse } from "@/lib/sponsorship/schema";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 
 // Each remote call made inside a database transaction is recorded (lib/db/transaction-guard.ts): none may be.
 process.env.TRANSACTION_GUARD = "1";

@@ -16,11 +16,11 @@ import * as schema from "@/lib/db/schema";
 import { sponsorshipBalances, sponsorshipEntries } from "@/lib/db/schema";
 import { embeddedKeyFiles } from "@/lib/keys/master";
 import { createProject, type ProjectWithKeys } from "@/lib/projects/service";
-import { AdminCommandError, runAdminCommand } from "@/lib/projects/commands";
-import { call, newProject } from "./api";
+import { AdminCommandError, runAdminCommand } from "@/lib/admin-commands";
+import { call, newProject } from "./helpers/api";
 import { joinNegativeAmounts, sponsorshipCommand } from "@/cli/sponsorship";
-import { clientOf } from "./chain";
-import { rememberSecrets } from "./secrets";
+import { clientOf } from "./helpers/chain";
+import { rememberSecrets } from "./helpers/secrets";
 
 // `npm run cli -- sponsorship …` run as an operator runs it, as a child process on the database: the run's
 // PostgreSQL database with DATABASE_URL, otherwise an embedded data directory of its own (a test's PGlite lives in

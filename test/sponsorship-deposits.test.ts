@@ -15,8 +15,8 @@ import { watchAll, watchDeposits, type DepositOutcome } from "@/lib/sponsorship/
 import { DEPOSITS_CURSOR } from "@/lib/sponsorship/watcher-deposits";
 import { CRON_EVENT } from "@/inngest/runner";
 import { PASSES_PER_RUN, watchSponsorship } from "@/inngest/functions/sponsorship";
-import { call, newProject } from "./api";
-import { chainOf, clientOf, fundedWallet, mined } from "./chain";
+import { call, newProject } from "./helpers/api";
+import { chainOf, clientOf, fundedWallet, mined } from "./helpers/chain";
 
 process.env.TRANSACTION_GUARD = "1"; // read when this process opens its database: remote calls inside transactions are recorded
 

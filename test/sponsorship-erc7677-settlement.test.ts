@@ -11,16 +11,16 @@ import { getDb } from "@/lib/db/client";
 import { chainCursors, sponsoredOperations, sponsorshipEntries, sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
 import { newId } from "@/lib/ids";
-import { serializeUserOp } from "@/lib/intents/userop-json";
+import { serializeUserOp } from "@/lib/intent-records/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { balanceOf, credit, hold } from "@/lib/sponsorship/ledger";
 import { settleIntentHolds, watchLandings, type LandingSummary } from "@/lib/sponsorship/watcher";
 import { LANDINGS_CURSOR } from "@/lib/sponsorship/watcher-landings";
-import { startAlto, type AltoBundler } from "./alto";
-import { call, newProject } from "./api";
-import { chainOf, clientOf, fundedWallet } from "./chain";
-import { routeServer } from "./sdk-server";
-import { viemSmartAccount } from "./viem-account";
+import { startAlto, type AltoBundler } from "./helpers/alto";
+import { call, newProject } from "./helpers/api";
+import { chainOf, clientOf, fundedWallet } from "./helpers/chain";
+import { routeServer } from "./helpers/sdk-server";
+import { viemSmartAccount } from "./helpers/viem-account";
 
 process.env.TRANSACTION_GUARD = "1"; // read when this process opens its database: remote calls inside transactions are recorded
 

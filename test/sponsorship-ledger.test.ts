@@ -7,11 +7,11 @@ import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { sponsorshipEntries, sponsorshipHolds } from "@/lib/db/schema";
-import { cancelUnsigned, failIntent, landIntent } from "@/lib/intents/relay";
+import { cancelUnsigned, failIntent, landIntent } from "@/lib/intents/land-intent";
 import { balanceOf, credit, localCredit } from "@/lib/sponsorship/ledger";
-import { call, expectError, newProject } from "./api";
-import { clientOf } from "./chain";
-import { intentRow, runInProcessOnly } from "./relay-fixtures";
+import { call, expectError, newProject } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
+import { intentRow, runInProcessOnly } from "./helpers/relay-fixtures";
 
 type Project = Awaited<ReturnType<typeof newProject>>;
 

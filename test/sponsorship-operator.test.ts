@@ -8,11 +8,11 @@ import { ourPaymasters } from "@/lib/chain/contracts";
 import { findChain } from "@/lib/chain/registry";
 import { getDb } from "@/lib/db/client";
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { credit, hold, settleHold } from "@/lib/sponsorship/ledger";
-import { newProject } from "./api";
-import { clientOf } from "./chain";
-import { runInProcessOnly } from "./relay-fixtures";
+import { newProject } from "./helpers/api";
+import { clientOf } from "./helpers/chain";
+import { runInProcessOnly } from "./helpers/relay-fixtures";
 
 // Each remote call made inside a database transaction is recorded (lib/db/transaction-guard.ts): none may be.
 process.env.TRANSACTION_GUARD = "1";

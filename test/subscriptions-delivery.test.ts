@@ -11,9 +11,9 @@ import { attemptDelivery } from "@/lib/deliveries/attempt";
 import { fanOutStragglers, publish } from "@/lib/deliveries/publish";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { listDeliveries, sendTestEvent } from "@/lib/webhooks/service";
-import { call, expectError, newProject } from "./api";
-import { unfinishedDeliveries } from "./delivery-fixtures";
-import { eventually, receiver, sponsoredDeposits, type ReceivedRequest } from "./relay-fixtures";
+import { call, expectError, newProject } from "./helpers/api";
+import { unfinishedDeliveries } from "./helpers/delivery-fixtures";
+import { eventually, receiver, sponsoredDeposits, type ReceivedRequest } from "./helpers/relay-fixtures";
 
 let hooks: Awaited<ReturnType<typeof receiver>>;
 /** Paths answering 500 until the test "fixes" the receiver. */

@@ -5,9 +5,9 @@ import { getDb } from "@/lib/db/client";
 import { triggers } from "@/lib/db/schema";
 import { openSigningSecret } from "@/lib/deliveries/signing";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject } from "./api";
-import { triggerRow } from "./delivery-fixtures";
-import { routeServer } from "./sdk-server";
+import { call, expectError, newProject } from "./helpers/api";
+import { triggerRow } from "./helpers/delivery-fixtures";
+import { routeServer } from "./helpers/sdk-server";
 
 let project: ProjectWithKeys;
 let key: string;

@@ -4,10 +4,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi, testTokenAbi, testTokenBytecode } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { requiredPrefund } from "@/lib/chain/userop";
-import { deserializeUserOp } from "@/lib/intents/userop-json";
+import { deserializeUserOp } from "@/lib/intent-records/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { call, expectError, newProject, waitForLanding } from "./api";
-import { clientOf, fundedWallet, mined } from "./chain";
+import { call, expectError, newProject, waitForLanding } from "./helpers/api";
+import { clientOf, fundedWallet, mined } from "./helpers/chain";
 
 let project: ProjectWithKeys;
 let key: string;

@@ -6,11 +6,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { testPriceFeedAbi, testPriceFeedBytecode } from "@/contracts/artifacts";
 import { startAnvil, type AnvilNode } from "@/lib/chain/anvil";
 import { publicClient, walletClient } from "@/lib/chain/clients";
-import { prepareChain } from "@/lib/chain/contracts";
+import { prepareChain } from "@/lib/prepare-chains";
 import { localPriceFeed } from "@/lib/chain/price-feed";
 import { findChain, supportedChains, type ChainConfig } from "@/lib/chain/registry";
 import { usdPrice, usdPriceStatus } from "@/lib/sponsorship/prices";
-import { clientOf } from "./chain";
+import { clientOf } from "./helpers/chain";
 
 /**
  * USD prices of a chain's native coin (lib/sponsorship/prices) on a real anvil of this file's own (chain 31990, whose

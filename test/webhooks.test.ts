@@ -9,7 +9,7 @@ import type { ProjectWithKeys } from "@/lib/projects/service";
 import { getDb } from "@/lib/db/client";
 import { webhookSignature } from "@/lib/deliveries/signing";
 import { sendTestEvent } from "@/lib/webhooks/service";
-import { call, expectError, newProject } from "./api";
+import { call, expectError, newProject } from "./helpers/api";
 
 interface Received {
   body: string;
@@ -105,7 +105,7 @@ function resolveAs(table: Record<string, string>) {
     table[hostname] ? [{ address: table[hostname], family: table[hostname].includes(":") ? 6 : 4 }] : real(hostname, options)) as never);
 }
 
-describe("webhook URLs are outbound URLs (SSRF rules, README: Outbound URLs)", () => {
+describe("webhook URLs are outbound URLs (SSRF rules, docs/security.md: Outbound requests)", () => {
   afterEach(() => vi.restoreAllMocks());
 
   it("live keys: https only, and no loopback, private, link-local or metadata address, odd IPv4 notations included: 400 naming url", async () => {

@@ -4,7 +4,7 @@ import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
-import type { RunningServer } from "../../test/server";
+import type { RunningServer } from "../../test/helpers/server";
 import { sleep } from "../lib";
 import { query, type Delivery } from "./setup";
 
@@ -123,7 +123,7 @@ interface RunRow {
 
 /**
  * Runs nobody will finish: 'running' with a lease that ran out, or 'queued' and due for over a minute (the runner
- * looks every half second). Read twice 10 s apart, counting only runs orphaned both times and unchanged meanwhile, so a
+ * looks every half second), or events waiting over a minute for a batch. Read twice 10 s apart, counting only runs orphaned both times and unchanged meanwhile, so a
  * run between two steps at the moment of reading is not taken for one.
  */
 export async function orphanedRuns(server: RunningServer): Promise<string[]> {
@@ -132,7 +132,8 @@ export async function orphanedRuns(server: RunningServer): Promise<string[]> {
       server,
       `select id, function_id as "functionId", event_id as "eventId", status, locked_until as "lockedUntil", run_at as "runAt", updated_at as "updatedAt"
          from function_runs
-        where (status = 'running' and locked_until < now()) or (status = 'queued' and run_at < now() - interval '60 seconds')`,
+        where (status = 'running' and locked_until < now()) or (status = 'queued' and run_at < now() - interval '60 seconds')
+           or (status = 'batched' and created_at < now() - interval '60 seconds')`,
     );
   const first = await read();
   if (first.length === 0) return [];
@@ -143,13 +144,18 @@ export async function orphanedRuns(server: RunningServer): Promise<string[]> {
     .map((run) => `${run.id} ${run.functionId} ${run.eventId}: ${run.status}, ${run.status === "running" ? `lease ran out ${run.lockedUntil?.toISOString()}` : `due since ${run.runAt.toISOString()}`}`);
 }
 
-/** The relay runs of these intents, step by step with each step's stored result: what to look at when one went wrong. */
+/**
+ * The relay runs of these intents (the batch runs their events joined, and their runs alone), step by step with each
+ * step's stored result: what to look at when one went wrong.
+ */
 export async function relayRunsOf(server: RunningServer, intentIds: string[]): Promise<string[]> {
   if (intentIds.length === 0) return [];
   const rows = await query<{ id: string; eventId: string; status: string; attempt: number; steps: { order: string[]; state: Record<string, { data?: unknown; error?: unknown }> } }>(
     server,
-    `select id, event_id as "eventId", status, attempt, steps from function_runs where function_id like '%relay-transaction-intent' and event_id like any($1)`,
-    [intentIds.map((id) => `relay:${id}%`)],
+    `select id, event_id as "eventId", status, attempt, steps from function_runs
+      where function_id like '%relay-transaction-intent%'
+        and (event_id like any($1) or id in (select output->>'batch' from function_runs where event_id like any($1) and output->>'batch' is not null))`,
+    [intentIds.flatMap((id) => [`relay:${id}%`, `relay-alone:relay:${id}%`])],
   );
   return rows.map((run) => {
     const steps = run.steps.order.map((hash) => JSON.stringify(run.steps.state[hash]?.data ?? run.steps.state[hash]?.error ?? null));
@@ -163,11 +169,11 @@ export async function failedRuns(server: RunningServer): Promise<string> {
   return rows.length ? rows.map((r) => `${r.functionId} ×${r.n}`).join(", ") : "none";
 }
 
-/** The delivery and relay runs not ended yet (queued, sleeping between retries, or running). */
+/** The delivery and relay runs not ended yet (waiting for a batch, queued, sleeping between retries, or running). */
 export async function unfinishedRuns(server: RunningServer): Promise<number> {
   const [row] = await query<{ n: number }>(
     server,
-    `select count(*)::int as n from function_runs where status in ('queued', 'running') and (function_id like '%deliver-event' or function_id like '%relay-transaction-intent')`,
+    `select count(*)::int as n from function_runs where status in ('batched', 'queued', 'running') and (function_id like '%deliver-event' or function_id like '%relay-transaction-intent%')`,
   );
   return row!.n;
 }

@@ -4,7 +4,7 @@
 // receiver under its one id, no background run is left orphaned, and the project's sponsorship ledger adds up: nothing
 // left held, settlements = the ops' actualGasCost on chain, each intent's hold settled or released once (./ledger).
 import postgres from "postgres";
-import type { RunningServer } from "../../test/server";
+import type { RunningServer } from "../../test/helpers/server";
 import { now, sleep } from "../lib";
 import { checkDeliveries, checkLandings, failedRuns, intentRows, orphanedRuns, printTable, publishedEvents, relayRunsOf, settle, unfinishedRuns, verdict } from "./checks";
 import { describeErrors } from "./client";

@@ -6,7 +6,7 @@ import { entryPointAbi } from "@/contracts/artifacts";
 import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
-import type { RunningServer } from "../../test/server";
+import type { RunningServer } from "../../test/helpers/server";
 import { settle } from "./checks";
 import { query } from "./setup";
 

@@ -14,9 +14,10 @@ import type { Hex } from "viem";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { startAnvil, type AnvilNode } from "@/lib/chain/anvil";
 import { publicClient } from "@/lib/chain/clients";
-import { prepareChain, serviceDeployment } from "@/lib/chain/contracts";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import { prepareChain } from "@/lib/prepare-chains";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
-import { runCli, startServer, type RunningServer } from "../../test/server";
+import { runCli, startServer, type RunningServer } from "../../test/helpers/server";
 import { pool, sponsorshipCreditEnv } from "../lib";
 import { DrillClient } from "./client";
 

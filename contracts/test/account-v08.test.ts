@@ -73,7 +73,8 @@ describe("AccountFactoryV8", () => {
     const call = accountFactoryCallV08(owner.address, salt, guardian.address, t.deployment);
     expect(accountFactoryInitCodeV08(call.initCode, t.deployment)).toEqual({ owner: owner.address, guardian: guardian.address, salt });
     expect(accountFactoryInitCodeV08(accountFactoryCallV08(owner.address, salt, null, t.deployment).initCode, t.deployment)).toEqual({ owner: owner.address, guardian: null, salt });
-    await t.wallet.sendTransaction({ to: call.factory, data: call.data });
+    // Mined before the reads (the node answers with the hash first): a read right after raced it under load.
+    await t.publicClient.waitForTransactionReceipt({ hash: await t.wallet.sendTransaction({ to: call.factory, data: call.data }) });
     expect(await readV08(t, predicted, "owner")).toBe(owner.address);
     expect(await readV08(t, predicted, "getGuardians")).toEqual([guardian.address]);
   });

@@ -141,6 +141,11 @@ export async function now(t: TestChain): Promise<number> {
   return Number((await t.publicClient.getBlock()).timestamp);
 }
 
+/** The timestamp of the block a transaction landed in (the chain is shared: later blocks may follow at once). */
+export async function blockTime(t: TestChain, receipt: TransactionReceipt): Promise<number> {
+  return Number((await t.publicClient.getBlock({ blockNumber: receipt.blockNumber })).timestamp);
+}
+
 export async function increaseTime(t: TestChain, seconds: number) {
   await t.testClient.increaseTime({ seconds });
   await t.testClient.mine({ blocks: 1 });

@@ -7,9 +7,9 @@ import { getDb } from "@/lib/db/client";
 import { webhookDeliveries } from "@/lib/db/schema";
 import { publish } from "@/lib/deliveries/publish";
 import { webhookSignature } from "@/lib/deliveries/signing";
-import { call, newProject } from "@/test/api";
-import { receiver, runInProcessOnly } from "@/test/relay-fixtures";
-import { deliveryEvent } from "../events";
+import { call, newProject } from "@/test/helpers/api";
+import { receiver, runInProcessOnly } from "@/test/helpers/relay-fixtures";
+import { deliveryJob } from "@/lib/jobs/messages";
 import { deliverEvent } from "./deliver";
 
 let key: string;
@@ -52,7 +52,7 @@ describe("the delivery function (deliver-event) under @inngest/test", () => {
   it("POSTs the event once, signed for the official SDK and for Standard Webhooks receivers, and logs the attempt", async () => {
     const messageId = await message();
     const before = hooks.received.length;
-    const { result, error } = await new InngestTestEngine({ function: deliverEvent, events: [deliveryEvent(messageId, "webhook", projectId)] }).execute();
+    const { result, error } = await new InngestTestEngine({ function: deliverEvent, events: [deliveryJob(messageId, "webhook", projectId)] }).execute();
     expect(error).toBeUndefined();
     expect(result).toEqual({ messageId, target: "webhook", attempts: 1, outcome: "delivered", disabled: false });
     const [request] = hooks.received.slice(before);
@@ -73,7 +73,7 @@ describe("the delivery function (deliver-event) under @inngest/test", () => {
     const messageId = await message("transaction_intent.broadcast");
     answers = [500, 503];
     const before = hooks.received.length;
-    const t = new InngestTestEngine({ function: deliverEvent, events: [deliveryEvent(messageId, "webhook", projectId)], steps: noSleeps(5) });
+    const t = new InngestTestEngine({ function: deliverEvent, events: [deliveryJob(messageId, "webhook", projectId)], steps: noSleeps(5) });
     const { result, ctx } = await t.execute();
     expect(result).toMatchObject({ attempts: 3, outcome: "delivered" });
     expect((ctx.step.sleep as unknown as { mock: { calls: unknown[][] } }).mock.calls).toEqual([
@@ -94,19 +94,19 @@ describe("the delivery function (deliver-event) under @inngest/test", () => {
     vi.stubEnv("WEBHOOK_RETRY_SCHEDULE", "1s,2s");
     const messageId = await message();
     answers = [500, 500, 500, 500];
-    const { result } = await new InngestTestEngine({ function: deliverEvent, events: [deliveryEvent(messageId, "webhook", projectId)], steps: noSleeps(3) }).execute();
+    const { result } = await new InngestTestEngine({ function: deliverEvent, events: [deliveryJob(messageId, "webhook", projectId)], steps: noSleeps(3) }).execute();
     expect(result).toMatchObject({ attempts: 3, outcome: "failed" });
     expect((await deliveries()).filter((d) => d.messageId === messageId).map((d) => d.error)).toEqual(["answered 500", "answered 500", "answered 500"]);
   });
 
   it("sends nothing for an event that does not exist, or once the webhook is removed", async () => {
     const before = hooks.received.length;
-    const unknown = await new InngestTestEngine({ function: deliverEvent, events: [deliveryEvent("msg_00000000-0000-0000-0000-000000000000", "webhook", projectId)] }).execute();
+    const unknown = await new InngestTestEngine({ function: deliverEvent, events: [deliveryJob("msg_00000000-0000-0000-0000-000000000000", "webhook", projectId)] }).execute();
     expect(unknown.result).toMatchObject({ attempts: 1, outcome: "gone" });
     const messageId = await message();
     await call("DELETE", "/v1/settings/webhook", { key });
     try {
-      const removed = await new InngestTestEngine({ function: deliverEvent, events: [deliveryEvent(messageId, "webhook", projectId)] }).execute();
+      const removed = await new InngestTestEngine({ function: deliverEvent, events: [deliveryJob(messageId, "webhook", projectId)] }).execute();
       expect(removed.result).toMatchObject({ outcome: "gone" });
     } finally {
       const again = await call("POST", "/v1/settings/webhook", { key, json: { url: `${hooks.url}/hooks` } });

@@ -2,7 +2,7 @@ import { getDb } from "@/lib/db/client";
 import { attemptDelivery } from "@/lib/deliveries/attempt";
 import { retrySchedule } from "@/lib/deliveries/schedule";
 import { inngest } from "../client";
-import { deliveryRequested } from "../events";
+import { deliveryRequested } from "@/lib/jobs/messages";
 
 /**
  * Delivers one published event to one target: an attempt now, then one after each wait of the

@@ -2,14 +2,15 @@ import { InngestTestEngine } from "@inngest/test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { call, expectError, newProject } from "@/test/api";
+import { call, expectError, newProject } from "@/test/helpers/api";
 import { entryPointAbi } from "@/contracts/artifacts";
-import { eventually, intentRow, receiver, runInProcessOnly } from "@/test/relay-fixtures";
-import { expireEvent } from "../events";
+import { eventually, intentRow, receiver, runInProcessOnly } from "@/test/helpers/relay-fixtures";
+import { expiryJob } from "@/lib/jobs/messages";
 import { cancelUnsignedIntent } from "./expire";
 import { deliverEvent } from "./deliver";
 
 let key: string;
+let projectId: string;
 let hooks: Awaited<ReturnType<typeof receiver>>;
 let nonCustodialIntent: () => Promise<{ id: string; nextAction: { payload: { userOperationHash: `0x${string}` } } }>;
 const owner = privateKeyToAccount(generatePrivateKey());
@@ -20,7 +21,9 @@ const noWait = () => [{ id: "wait-for-signature", handler: () => null }];
 
 beforeAll(async () => {
   await runInProcessOnly([deliverEvent]);
-  key = (await newProject("unsigned intents")).keys.test.secret;
+  const project = await newProject("unsigned intents");
+  key = project.keys.test.secret;
+  projectId = project.id;
   hooks = await receiver();
   await call("POST", "/v1/settings/webhook", { key, json: { url: `${hooks.url}/hooks` } });
   const abi = entryPointAbi.filter((i) => i.type === "function" && i.name === "depositTo");
@@ -41,7 +44,7 @@ afterAll(() => hooks?.close());
 describe("the cancel-unsigned-intent function under @inngest/test", () => {
   it("cancels a sponsored intent nobody signed once its sponsorship ends, tells the webhook, and refuses a late signature", async () => {
     const intent = await nonCustodialIntent();
-    const t = new InngestTestEngine({ function: cancelUnsignedIntent, events: [expireEvent(intent.id)], steps: noWait() });
+    const t = new InngestTestEngine({ function: cancelUnsignedIntent, events: [expiryJob(intent.id, projectId)], steps: noWait() });
     const { result, error } = await t.execute();
     expect(error).toBeUndefined();
     expect(result).toEqual({ intentId: intent.id, cancelled: true });
@@ -56,7 +59,7 @@ describe("the cancel-unsigned-intent function under @inngest/test", () => {
     const intent = await nonCustodialIntent();
     const signature = await owner.signMessage({ message: { raw: intent.nextAction.payload.userOperationHash } });
     expect((await call("POST", `/v1/transaction_intents/${intent.id}/signature`, { key, json: { signature } })).status).toBe(200);
-    const t = new InngestTestEngine({ function: cancelUnsignedIntent, events: [expireEvent(intent.id)], steps: noWait() });
+    const t = new InngestTestEngine({ function: cancelUnsignedIntent, events: [expiryJob(intent.id, projectId)], steps: noWait() });
     const { result, ctx } = await t.execute();
     expect(result).toEqual({ intentId: intent.id, cancelled: false });
     expect((ctx.step.run as unknown as { mock: { calls: unknown[][] } }).mock.calls.map((c) => c[0])).toEqual(["cancel"]);

@@ -1,9 +1,9 @@
 import { getDb } from "@/lib/db/client";
-import { cancelUnsigned } from "@/lib/intents/relay";
+import { cancelUnsigned } from "@/lib/intents/land-intent";
 import { SPONSORSHIP_SECONDS } from "@/lib/intents/service";
 import { publishIntentEvent } from "@/lib/deliveries/publish";
 import { inngest } from "../client";
-import { expiryScheduled } from "../events";
+import { expiryScheduled } from "@/lib/jobs/messages";
 
 /**
  * A sponsored intent awaiting its owner's signature is cancelled (and the webhook told) once its

@@ -2,10 +2,10 @@ import { deliverEvent } from "./deliver";
 import { cancelUnsignedIntent } from "./expire";
 import { indexTokenTransfers } from "./inventory";
 import { monitorBalances } from "./monitors";
-import { relayIntent } from "./relay";
+import { relayIntent, relayIntents } from "./relay";
 import { purgeExpiredRows } from "./retention";
 import { watchSponsorship } from "./sponsorship";
 import { resendUnsettledIntents } from "./unsettled";
 
 /** Every background function: served to Inngest at /api/inngest, or run by the embedded runner. */
-export const functions = [relayIntent, deliverEvent, cancelUnsignedIntent, resendUnsettledIntents, monitorBalances, indexTokenTransfers, purgeExpiredRows, watchSponsorship];
+export const functions = [relayIntents, relayIntent, deliverEvent, cancelUnsignedIntent, resendUnsettledIntents, monitorBalances, indexTokenTransfers, purgeExpiredRows, watchSponsorship];

@@ -1,12 +1,12 @@
 import { getDb } from "@/lib/db/client";
-import { checkMonitors } from "@/lib/events/monitor";
+import { checkMonitors } from "@/lib/monitors/monitor";
 import { inngest } from "../client";
 
 /** Checks per run: one every 10 seconds of its minute, so a reading is never more than about 10 s old. */
 export const CHECKS_PER_RUN = 6;
 
 /**
- * The balance monitors (event definitions on balance.* topics, lib/events/monitor.ts): started every
+ * The balance monitors (event definitions on balance.* topics, lib/monitors/monitor.ts): started every
  * minute by cron (the embedded runner's, or Inngest's when served), each run checks every monitor six
  * times, ten seconds apart. Each check is a step, so a crash repeats at most the check in flight; a
  * monitor fires at most once per drop below its threshold however often it is checked.

@@ -23,9 +23,9 @@ import {
 import { signinAad } from "@/lib/iam/google-signin";
 import { newId } from "@/lib/ids";
 import { encrypt } from "@/lib/keys/encryption";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { purgeTable } from "@/lib/retention";
-import { newProject } from "@/test/api";
+import { newProject } from "@/test/helpers/api";
 import { purgeExpiredRows } from "./retention";
 
 const DAY = 86_400_000;

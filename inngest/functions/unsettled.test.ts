@@ -9,21 +9,21 @@ import { getDb } from "@/lib/db/client";
 import { functionRuns, transactionIntents } from "@/lib/db/schema";
 import { createIntentInput } from "@/lib/intents/schema";
 import { createIntent } from "@/lib/intents/service";
-import type { ProjectContext } from "@/lib/projects/service";
-import { newProject } from "@/test/api";
-import { userOperationEvents } from "@/test/chain";
-import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "@/test/relay-fixtures";
+import type { ProjectContext } from "@/lib/tenant";
+import { newProject } from "@/test/helpers/api";
+import { userOperationEvents } from "@/test/helpers/chain";
+import { eventually, intentRow, runInProcessOnly, sponsoredDeposits } from "@/test/helpers/relay-fixtures";
 import { cancelUnsignedIntent } from "./expire";
 import { inngest } from "../client";
-import { relayEvent } from "../events";
-import { relayIntent } from "./relay";
+import { relayJob } from "@/lib/jobs/messages";
+import { relayIntent, relayIntents } from "./relay";
 import { resendUnsettledIntents } from "./unsettled";
 
 let ctx: ProjectContext;
 let deposits: Awaited<ReturnType<typeof sponsoredDeposits>>;
 
 beforeAll(async () => {
-  await runInProcessOnly([relayIntent, cancelUnsignedIntent]);
+  await runInProcessOnly([relayIntents, relayIntent, cancelUnsignedIntent]);
   const project = await newProject("unsettled intents");
   ctx = { projectId: project.id, livemode: false };
   deposits = await sponsoredDeposits(project.keys.test.secret);
@@ -67,9 +67,14 @@ describe("the resend-unsettled-intents function", () => {
     expect(await runsFor(`relay:${stranded.id}`)).toHaveLength(0);
 
     expect((await sweep()).intents).toBeGreaterThanOrEqual(2);
-    expect(await runsFor(`relay:${stranded.id}`)).toHaveLength(1);
+    const relays = await runsFor(`relay:${stranded.id}`);
+    expect(relays).toHaveLength(1);
+    // the project named, as the runner shares its slots by it
+    expect(relays[0]!.event.data).toEqual({ intentId: stranded.id, projectId: ctx.projectId });
     // a sponsored intent awaiting its signature gets its cancellation back (it sleeps for the sponsorship)
-    expect(await runsFor(`expire:${unsigned.id}`)).toHaveLength(1);
+    const expiries = await runsFor(`expire:${unsigned.id}`);
+    expect(expiries).toHaveLength(1);
+    expect(expiries[0]!.event.data).toEqual({ intentId: unsigned.id, projectId: ctx.projectId });
     // one just recorded is left to the event its request is sending
     expect(await runsFor(`relay:${fresh.id}`)).toHaveLength(0);
     expect(await runsFor(`relay:${forgotten.id}`)).toHaveLength(0);
@@ -94,7 +99,7 @@ describe("the resend-unsettled-intents function", () => {
       id: `run_${crypto.randomUUID()}`,
       functionId: relayIntent.id(inngest.id),
       eventId: `relay:${stuck.id}`,
-      event: { ...relayEvent(stuck.id), ts: Date.now() },
+      event: { ...relayJob(stuck.id, ctx.projectId), ts: Date.now() },
       status: "completed",
       steps: { order: [], state: {} },
     });

@@ -1,42 +1,22 @@
 // Delegated_v08 accounts: the player's EOA delegating (EIP-7702) to our DelegatedAccountV8. What its code says now, as
 // the account shows it, and the refusal when someone delegated it elsewhere (never undone behind the owner's back).
 import { eq, sql } from "drizzle-orm";
-import { getAddress, isAddressEqual, type Address } from "viem";
+import { getAddress, type Address } from "viem";
 import { onChain } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { delegationOf } from "@/lib/chain/eip7702";
 import type { ChainConfig } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
-import { ApiError } from "@/lib/http/errors";
-import { isDelegatedType } from "./types";
+import { ApiError, conflict } from "@/lib/errors";
+import { delegationStatus } from "@/lib/account-records/delegation-field";
 
 type DelegatedRow = Pick<typeof accounts.$inferSelect, "id" | "accountType" | "address" | "delegatedTo" | "deployed">;
-
-/** "none": a plain EOA so far; "ours": delegating to DelegatedAccountV8; "foreign": delegating to something else. */
-export type DelegationStatus = "none" | "ours" | "foreign";
-
-export const delegationStatus = (delegatedTo: string | null): DelegationStatus =>
-  delegatedTo === null ? "none" : isAddressEqual(delegatedTo as Address, serviceDeployment().delegatedAccountV08) ? "ours" : "foreign";
-
-/** The `delegation` field of a Delegated_v08 account's response (undefined for other types). */
-export function delegationField(row: Pick<DelegatedRow, "accountType" | "delegatedTo">) {
-  if (!isDelegatedType(row.accountType)) return undefined;
-  return {
-    status: delegationStatus(row.delegatedTo),
-    address: row.delegatedTo === null ? null : getAddress(row.delegatedTo),
-    implementation: serviceDeployment().delegatedAccountV08,
-  };
-}
 
 /** The 409 for an EOA that delegates elsewhere: the service does not take it back silently. */
 export function foreignDelegation(account: Pick<DelegatedRow, "id" | "address">, delegate: Address): ApiError {
   const ours = serviceDeployment().delegatedAccountV08;
-  return new ApiError(
-    409,
-    "invalid_request_error",
-    `Account ${account.id} (${account.address}) delegates to ${getAddress(delegate)}, not to this service's DelegatedAccountV8 ${ours}: its delegation was changed outside this service, which does not re-delegate it. Its owner can delegate it back by signing an EIP-7702 authorization for ${ours} (signedAuthorization), or keep it as it is.`,
-  );
+  return conflict(`Account ${account.id} (${account.address}) delegates to ${getAddress(delegate)}, not to this service's DelegatedAccountV8 ${ours}: its delegation was changed outside this service, which does not re-delegate it. Its owner can delegate it back by signing an EIP-7702 authorization for ${ours} (signedAuthorization), or keep it as it is.`);
 }
 
 /**

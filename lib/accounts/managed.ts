@@ -9,8 +9,8 @@ import { chainFor, supportedChains, type ChainConfig } from "@/lib/chain/registr
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { ApiError, badRequest } from "@/lib/http/errors";
-import type { ProjectContext } from "@/lib/projects/service";
+import { ApiError, badRequest, conflict, unavailable } from "@/lib/errors";
+import type { ProjectContext } from "@/lib/tenant";
 
 /**
  * The upgrade of a project's ManagedV5 accounts: one `upgradeTo` on the project's beacon, sent by the installation's
@@ -129,11 +129,7 @@ async function fundAdmin(chain: ChainConfig, gas: bigint) {
     await client.request({ method: "anvil_setBalance" as never, params: [admin, toHex(parseEther("10"))] as never });
     return;
   }
-  throw new ApiError(
-    503,
-    "api_error",
-    `The beacon admin ${admin} needs ETH on chain ${chain.chainId} (${chain.name}) to send the upgrade: it has ${formatEther(balance)}, about ${formatEther(needed)} is needed. Send ETH to ${admin} and retry.`,
-  );
+  throw unavailable(`The beacon admin ${admin} needs ETH on chain ${chain.chainId} (${chain.name}) to send the upgrade: it has ${formatEther(balance)}, about ${formatEther(needed)} is needed. Send ETH to ${admin} and retry.`);
 }
 
 /** Sends one call from the beacon admin and waits for its receipt; a revert names the contract's error. */
@@ -179,7 +175,7 @@ export async function upgradeManagedAccounts(ctx: ProjectContext, chainId: numbe
   return onChain(chain, () =>
     serialized(chain.chainId, async () => {
       if (!(await hasCode(chain, deployment.managedAccountFactory))) {
-        throw new ApiError(503, "api_error", `The managed account factory is not deployed on chain ${chain.chainId} yet. The operator deploys it with: npm run cli -- chain deploy --chain ${chain.chainId}`);
+        throw unavailable(`The managed account factory is not deployed on chain ${chain.chainId} yet. The operator deploys it with: npm run cli -- chain deploy --chain ${chain.chainId}`);
       }
       await checkImplementation(chain, target);
       const beacon = managedBeaconAddress(ctx.projectId);
@@ -195,7 +191,7 @@ export async function upgradeManagedAccounts(ctx: ProjectContext, chainId: numbe
       const client = publicClient(chain);
       const owner = await client.readContract({ address: beacon, abi: managedBeaconAbi, functionName: "owner" });
       if (getAddress(owner) !== beaconAdmin().address) {
-        throw new ApiError(409, "invalid_request_error", `The beacon ${beacon} on chain ${chain.chainId} is owned by ${owner}, not this service's beacon admin ${beaconAdmin().address}: only its owner can upgrade it.`);
+        throw conflict(`The beacon ${beacon} on chain ${chain.chainId} is owned by ${owner}, not this service's beacon admin ${beaconAdmin().address}: only its owner can upgrade it.`);
       }
       const previous = await client.readContract({ address: beacon, abi: managedBeaconAbi, functionName: "implementation" });
       const result = { projectId: ctx.projectId, chainId: chain.chainId, beacon, previousImplementation: previous, implementation: target, beaconTransactionHash };

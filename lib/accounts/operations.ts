@@ -1,8 +1,4 @@
 import { z } from "zod";
-import { getDb } from "@/lib/db/client";
-import { refreshAfterCommit } from "@/lib/http/after-commit";
-import { relayIntent, waitForLanding } from "@/lib/intents/dispatch";
-import { createDeploymentIntent } from "@/lib/intents/service";
 import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { listResponse } from "@/lib/http/resource";
@@ -45,18 +41,19 @@ export const getAccount = defineOperation({
   tag,
   input: getAccountInput,
   response: accountResponse,
-  run: async ({ db, project, params, input }) => presentAccount(db, project, await accounts.getAccount(db, project, params.id!), input.expand),
+  run: async ({ db, project, params, input }) => presentAccount(db, project, await accounts.getAccount(db, project, params.id), input.expand),
 });
 
 export const syncAccount = defineOperation({
   operationId: "syncAccount",
+  cost: "chain",
   method: "POST",
   path: "/v1/accounts/{id}/sync",
   summary: "Refresh an account's owner and deployment from the chain",
   tag,
   input: z.strictObject({}),
   response: accountResponse,
-  run: async ({ db, project, params }) => presentAccount(db, project, await accounts.syncAccount(db, project, params.id!), undefined),
+  run: async ({ db, project, params }) => presentAccount(db, project, await accounts.syncAccount(db, project, params.id), undefined),
 });
 
 export const signPayload = defineOperation({
@@ -67,27 +64,7 @@ export const signPayload = defineOperation({
   tag,
   input: signPayloadInput,
   response: signatureResponse,
-  run: async ({ db, project, params, input }) => accounts.signPayload(db, project, params.id!, input),
+  run: async ({ db, project, params, input }) => accounts.signPayload(db, project, params.id, input),
 });
 
-export const deployAccount = defineOperation({
-  operationId: "deployAccount",
-  method: "POST",
-  path: "/v1/accounts/{id}/deploy",
-  summary: "Deploy a counterfactual custodial account with a sponsored operation (the policy needs an account_functions rule)",
-  tag,
-  input: z.strictObject({ policy: z.string({ error: "policy is required: the policy (pol_...) that pays the deployment" }).startsWith("pol_", "Expected a policy id (pol_...)") }),
-  response: accountResponse,
-  run: async ({ db, project, params, input }) => {
-    const intent = await createDeploymentIntent(db, project, params.id!, input.policy);
-    refreshAfterCommit(async () => {
-      const root = await getDb();
-      if (intent) await waitForLanding(root, intent);
-      return presentAccount(root, project, await accounts.syncAccount(root, project, params.id!), undefined);
-    });
-    if (intent) await relayIntent(db, intent, true);
-    return presentAccount(db, project, await accounts.syncAccount(db, project, params.id!), undefined);
-  },
-});
-
-export const accountOperations = [createAccount, listAccounts, getAccount, syncAccount, signPayload, deployAccount];
+export const accountOperations = [createAccount, listAccounts, getAccount, syncAccount, signPayload];

@@ -1,10 +1,10 @@
 import type { Queryable } from "@/lib/db/client";
-import { embeddedIntents } from "@/lib/intents/service";
+import { embeddedIntents } from "@/lib/intent-records/embedded";
 import { presentPlayers } from "@/lib/players/present";
 import { playersByIds } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { AccountExpand, AccountResponse } from "./schema";
-import { serializeAccount } from "./serializer";
+import { serializeAccount } from "@/lib/account-records/serializer";
 import type { AccountRow } from "./service";
 
 /** Accounts as the API shows them, with `player` and latest intents expanded when asked. */

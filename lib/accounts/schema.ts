@@ -1,7 +1,6 @@
 import { maxUint256 } from "viem";
 import { z } from "zod";
-import { chainIdField } from "@/lib/chain/registry";
-import { addressField, booleanField, expandField, integerField, listInput } from "@/lib/http/fields";
+import { addressField, booleanField, chainIdField, expandField, integerField, listInput } from "@/lib/http/fields";
 import { idRef } from "@/lib/http/resource";
 
 /**

@@ -1,4 +1,4 @@
-import { and, desc, eq, ilike, inArray, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, eq, ilike, or } from "drizzle-orm";
 import { getAddress, hashTypedData, serializeErc6492Signature, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { accountAddressOf, accountMessageDigest, accountSalt, deploymentOf, readAccountState } from "@/lib/chain/accounts";
 import { onChain, publicClient } from "@/lib/chain/clients";
@@ -6,17 +6,17 @@ import { chainEntryPoints, chainFor, type ChainConfig } from "@/lib/chain/regist
 import { tokenBoundMessageDigest } from "@/lib/chain/token-bound";
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
-import { inScope, type TenantScope } from "@/lib/db/scope";
-import { badRequest, conflict, notFound } from "@/lib/http/errors";
+import { inScope } from "@/lib/db/scope";
+import { badRequest, conflict, notFound } from "@/lib/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { findOwnerKey, ownerKeyFor, ownerSigner } from "@/lib/keys/custodial";
 import { createPlayer, getPlayer, likePattern } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { checkToken, currentHolder, custodialKeyOf, signingOwner, tokenBoundSigner } from "./token-bound";
 import { delegationOf } from "@/lib/chain/eip7702";
 import { refreshDelegation } from "./delegation";
-import { accountTypeInfo, entryPointVersionOf, isDelegatedType, parseAccountType, type AccountType } from "./types";
+import { accountTypeInfo, entryPointVersionOf, isDelegatedType, parseAccountType, type AccountType } from "@/lib/account-records/types";
 import { type CreateAccountInput, type ListAccountsInput, type SignPayloadInput } from "./schema";
 
 export type AccountRow = typeof accounts.$inferSelect;
@@ -119,24 +119,6 @@ export async function listAccounts(db: Queryable, ctx: ProjectContext, input: Li
   await getPlayer(db, ctx, input.player);
   return listPage(db, accounts, inScope(accounts, ctx, eq(accounts.playerId, input.player)), input);
 }
-
-/** The accounts of several players (for embedding in player responses), newest first. */
-export async function accountsOfPlayers(db: Queryable, ctx: ProjectContext, playerIds: string[]): Promise<Map<string, AccountRow[]>> {
-  const byPlayer = new Map<string, AccountRow[]>(playerIds.map((id) => [id, []]));
-  if (playerIds.length === 0) return byPlayer;
-  const rows = await db
-    .select()
-    .from(accounts)
-    .where(inScope(accounts, ctx, inArray(accounts.playerId, playerIds)))
-    .orderBy(desc(accounts.createdAt), desc(accounts.id));
-  for (const row of rows) byPlayer.get(row.playerId)?.push(row);
-  return byPlayer;
-}
-
-/** The ids of a player's accounts, newest first, as a column of a statement over players (`player` is its id). */
-export const accountIdsOf = (ctx: TenantScope, player: AnyColumn): SQL<string[]> =>
-  // Nested: a single-table select writes the columns of its fields' own chunks unqualified, which would lose the player's table.
-  sql`array(${sql`select ${accounts.id} from ${accounts} where ${inScope(accounts, ctx, eq(accounts.playerId, player))} order by ${accounts.createdAt} desc, ${accounts.id} desc`})`;
 
 /** Refreshes deployment, owner and pending owner from the chain. */
 export async function syncAccount(db: Queryable, ctx: ProjectContext, id: string): Promise<AccountRow> {

@@ -4,9 +4,9 @@ import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { tokenBindingOf, tokenHolder } from "@/lib/chain/token-bound";
 import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
-import { ApiError, badRequest } from "@/lib/http/errors";
+import { ApiError, badRequest } from "@/lib/errors";
 import { findOwnerKey, type OwnerKeyRow } from "@/lib/keys/custodial";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 /** ERC-165 id of ERC-721: what a token contract must declare to control an ERC6551V1 account. */
 export const ERC721_INTERFACE_ID: Hex = "0x80ac58cd";

@@ -1,6 +1,6 @@
 // The bundler RPC's errors: ERC-4337 / ERC-7769 codes as bundlers answer them (alto, Rundler), ERC-7677's for pm_*.
 import { CallRevertedError, InsufficientFundsError, UserOperationRejectedError } from "@/lib/chain/userop";
-import { RpcError, rpcErrorOf } from "@/lib/paymasters/rpc";
+import { RpcError, rpcErrorOf } from "@/lib/paymaster-service/rpc";
 
 export { RpcError };
 

@@ -5,7 +5,7 @@ import type { ChainConfig } from "@/lib/chain/registry";
 import { chainFees, estimateUserOperation, estimateUserOperationV08, isEip7702Factory, paymasterPays, paymasterPaysV08, type UserOpV08 } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
 import { checkDelegation } from "@/lib/paymasters/senders";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { entryPointOf, estimableOperation, positional } from "./params";
 import { projectSender } from "./sender";
 

@@ -6,8 +6,8 @@ import type { ChainConfig } from "@/lib/chain/registry";
 import type { Db } from "@/lib/db/client";
 import { intentOfOperation } from "@/lib/intents/external";
 import type { IntentRow } from "@/lib/intents/service";
-import { isStoredV08 } from "@/lib/intents/versioned-op";
-import type { ProjectContext } from "@/lib/projects/service";
+import { isStoredV08 } from "@/lib/intent-records/versioned-op";
+import type { ProjectContext } from "@/lib/tenant";
 import { entryPointOf } from "@/lib/chain/contracts";
 import { hashParam, positional } from "./params";
 

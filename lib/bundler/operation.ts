@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { authError, bearerToken } from "@/lib/http/auth";
+import { bearerToken } from "@/lib/http/auth";
+import { unauthorized } from "@/lib/errors";
 import { defineOperation } from "@/lib/http/operation";
 import type { AuthStrategy } from "@/lib/http/principals";
 import { log } from "@/lib/log";
@@ -21,7 +22,7 @@ export const publishableKeyForRpc: AuthStrategy<{ kind: "bundlerRpc"; publishabl
     const found = key.startsWith("pk_") ? await findPublishableKey(db, key) : null;
     if (!found) {
       const why = key.startsWith("sk_") ? "A secret key must never be sent here (the URL may sit in a browser): use the project's publishable key." : "Send the project's publishable key as Authorization: Bearer pk_... or as ?apiKey=pk_....";
-      throw authError(key ? `Invalid API key for the bundler RPC. ${why}` : `You did not provide an API key. ${why}`);
+      throw unauthorized(key ? `Invalid API key for the bundler RPC. ${why}` : `You did not provide an API key. ${why}`);
     }
     return { principal: { kind: "bundlerRpc", publishableKey: key }, project: { projectId: found.projectId, livemode: found.livemode } };
   },
@@ -36,6 +37,7 @@ const rpcResponse = z.union([
 
 export const bundlerRpcOperation = defineOperation({
   operationId: "bundlerRpc",
+  cost: "chain",
   method: "POST",
   path: "/rpc/{chainId}",
   summary:

@@ -3,8 +3,8 @@
 import { toHex } from "viem";
 import { chainFor, type ChainConfig } from "@/lib/chain/registry";
 import type { Db } from "@/lib/db/client";
-import { paymasterRpc } from "@/lib/paymasters/rpc";
-import type { ProjectContext } from "@/lib/projects/service";
+import { paymasterRpc } from "@/lib/paymaster-service/rpc";
+import type { ProjectContext } from "@/lib/tenant";
 import { BundlerCode, invalidParams, RpcError } from "./errors";
 import { estimateUserOperationGas, maxPriorityFeePerGas, userOperationGasPrice } from "./estimate";
 import { getUserOperationByHash, getUserOperationReceipt } from "./lookup";

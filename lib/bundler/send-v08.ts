@@ -20,7 +20,7 @@ import {
 } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
 import { checkDelegation } from "@/lib/paymasters/senders";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { invalidParams } from "./errors";
 import type { BundlerSender } from "./sender";
 import { checkGas } from "./gas";

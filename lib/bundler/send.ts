@@ -22,7 +22,7 @@ import { intentOfOperation, recordClientOperation, type ClientOperation } from "
 import { submitSignature } from "@/lib/intents/signature";
 import { metrics } from "@/lib/metrics";
 import { operationCalls } from "@/lib/paymasters/calls";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { BundlerCode, invalidParams, RpcError } from "./errors";
 import { entryPointOf, positional, sendableOperation } from "./params";
 import { projectSender } from "./sender";

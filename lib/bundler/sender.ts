@@ -3,7 +3,7 @@ import type { Address } from "viem";
 import type { Db } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { EntryPointVersion } from "@/lib/paymasters/op-params";
 import { checkAccountEntryPoint } from "@/lib/paymasters/senders";
 import { invalidParams } from "./errors";

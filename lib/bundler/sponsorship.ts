@@ -5,7 +5,7 @@ import type { ChainConfig } from "@/lib/chain/registry";
 import type { Db } from "@/lib/db/client";
 import { sponsoredOperations } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { BundlerCode, RpcError } from "./errors";
 
 /** The policy of our paymaster's sponsorship (pm_getPaymasterData) of exactly this op in this project, or a -32501. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { log } from "@/lib/log";
+import { envRaw } from "@/lib/config";
 
 export interface AnvilOptions {
   chainId: number;
@@ -29,7 +30,8 @@ const ARCH: Record<string, string> = { x64: "amd64", arm64: "arm64" };
  * upwards: a bundler would rewrite `require.resolve`.
  */
 export function anvilBinary(): string {
-  if (process.env.ANVIL_BIN) return process.env.ANVIL_BIN;
+  const configured = envRaw("ANVIL_BIN");
+  if (configured) return configured;
   const pkg = `@foundry-rs/anvil-${process.platform}-${ARCH[process.arch] ?? process.arch}`;
   const file = process.platform === "win32" ? "anvil.exe" : "anvil";
   for (let dir = process.cwd(); ; dir = path.dirname(dir)) {

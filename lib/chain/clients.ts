@@ -12,10 +12,12 @@ import {
   type WalletClient,
 } from "viem";
 import { noteRemoteCall } from "@/lib/db/transaction-guard";
-import { ApiError } from "@/lib/http/errors";
+import { badGateway } from "@/lib/errors";
 import { viemChain, type ChainConfig } from "./registry";
+import { rpcFetch } from "./rpc-fetch";
+import { processSingleton } from "@/lib/singleton";
 
-const cache = globalThis as unknown as { __publicClients?: Map<string, PublicClient> };
+const cache = processSingleton("publicClients", () => new Map<string, PublicClient>());
 
 /**
  * Requests made in the same tick go as one JSON-RPC batch (RPC_BATCH=false turns it off, for a node that refuses
@@ -24,7 +26,8 @@ const cache = globalThis as unknown as { __publicClients?: Map<string, PublicCli
 const batch = () => process.env.RPC_BATCH !== "false";
 
 const transport = (chain: ChainConfig): Transport => {
-  const node = http(chain.rpcUrl, { timeout: 10_000, retryCount: 1, batch: batch() });
+  // rpcFetch: node:http on kept-alive sockets instead of the global fetch (about 0.5 ms less CPU per request).
+  const node = http(chain.rpcUrl, { timeout: 10_000, retryCount: 1, batch: batch(), fetchFn: rpcFetch });
   return (options) => {
     const made = node(options);
     // Seen in the caller's async context (a batch is sent later, from a timer): see lib/db/transaction-guard.ts.
@@ -36,12 +39,11 @@ const transport = (chain: ChainConfig): Transport => {
 export const chainKey = (chain: ChainConfig) => `${chain.chainId}:${chain.rpcUrl}`;
 
 export function publicClient(chain: ChainConfig): PublicClient {
-  cache.__publicClients ??= new Map();
   const key = chainKey(chain);
-  let client = cache.__publicClients.get(key);
+  let client = cache.get(key);
   if (!client) {
     client = createPublicClient({ chain: viemChain(chain), transport: transport(chain) }) as PublicClient;
-    cache.__publicClients.set(key, client);
+    cache.set(key, client);
   }
   return client;
 }
@@ -57,7 +59,7 @@ export function isUnreachable(err: unknown): boolean {
 }
 
 export const chainUnavailable = (chain: ChainConfig) =>
-  new ApiError(502, "api_error", `The node for chain ${chain.chainId} (${chain.name}) did not answer. Try again shortly.`);
+  badGateway(`The node for chain ${chain.chainId} (${chain.name}) did not answer. Try again shortly.`);
 
 /** Runs a chain call, answering 502 when the node is unreachable (the RPC URL, which may hold credentials, is never shown). */
 export async function onChain<T>(chain: ChainConfig, call: () => Promise<T>): Promise<T> {

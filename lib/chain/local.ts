@@ -3,14 +3,16 @@ import path from "node:path";
 import { createPublicClient, http } from "viem";
 import { dataDir } from "@/lib/config";
 import { startAnvil, type AnvilNode } from "./anvil";
+import { rpcFetch } from "./rpc-fetch";
 import { supportedChains, type ChainConfig } from "./registry";
+import { processSingleton } from "@/lib/singleton";
 
-const state = globalThis as unknown as { __anvilNodes?: Map<number, AnvilNode> };
+const nodes = processSingleton("anvilNodes", () => new Map<number, AnvilNode>());
 
 /** The chain id a node at the URL answers with, or null when nothing answers. */
 export async function answeringChainId(rpcUrl: string): Promise<number | null> {
   try {
-    return await createPublicClient({ transport: http(rpcUrl, { timeout: 2_000, retryCount: 0 }) }).getChainId();
+    return await createPublicClient({ transport: http(rpcUrl, { timeout: 2_000, retryCount: 0, fetchFn: rpcFetch }) }).getChainId();
   } catch {
     return null;
   }
@@ -28,8 +30,6 @@ export interface LocalChainStatus {
  * chain survives restarts as the database does.
  */
 export async function startLocalChains(): Promise<LocalChainStatus[]> {
-  state.__anvilNodes ??= new Map();
-  const nodes = state.__anvilNodes;
   return Promise.all(
     supportedChains()
       .filter((chain) => chain.local)
@@ -53,8 +53,6 @@ export async function startLocalChains(): Promise<LocalChainStatus[]> {
 }
 
 export async function stopLocalChains(): Promise<void> {
-  const nodes = state.__anvilNodes;
-  if (!nodes) return;
   await Promise.all([...nodes.values()].map((node) => node.stop()));
   nodes.clear();
 }

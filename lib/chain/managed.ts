@@ -20,6 +20,7 @@ import { publicClient } from "./clients";
 import { serviceDeployment } from "./contracts";
 import { accountCreate2Salt } from "./deployment";
 import type { ChainConfig } from "./registry";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * ManagedV5 accounts, off-chain: the same computations as ManagedAccountFactory (beaconOf, getAddress…), so an
@@ -95,17 +96,16 @@ export function managedInitCode(initCode: Hex): { beacon: Address; owner: Addres
 
 const word = (address: Address) => encodeAbiParameters([{ type: "address" }], [address]);
 
-const runtimeCache = globalThis as unknown as { __managedRuntime?: Map<string, Hex> };
+const runtimeCache = processSingleton("managedRuntime", () => new Map<string, Hex>());
 
 /** Runtime code from creation code (an eth_call of it returns it), once per chain and input. */
 async function runtimeOf(chain: ChainConfig, creation: Hex, stateOverride?: StateOverride): Promise<Hex> {
-  runtimeCache.__managedRuntime ??= new Map();
   const cacheKey = `${chain.chainId}:${keccak256(creation)}`;
-  const cached = runtimeCache.__managedRuntime.get(cacheKey);
+  const cached = runtimeCache.get(cacheKey);
   if (cached) return cached;
   const { data } = await publicClient(chain).call({ data: creation, stateOverride });
   if (!data || data === "0x") throw new Error(`Could not compute a managed account's runtime code on chain ${chain.chainId}`);
-  runtimeCache.__managedRuntime.set(cacheKey, data);
+  runtimeCache.set(cacheKey, data);
   return data;
 }
 

@@ -1,8 +1,9 @@
 import { multicall3Abi, type Abi, type Address, type PublicClient } from "viem";
 import { chainKey, publicClient } from "./clients";
 import { viemChain, type ChainConfig } from "./registry";
+import { processSingleton } from "@/lib/singleton";
 
-// Integer reads of one chain at one block, batched: balance monitors (lib/events/monitor.ts) and
+// Integer reads of one chain at one block, batched: balance monitors (lib/monitors/monitor.ts) and
 // token inventories (lib/inventory) read through here.
 
 /** Where Multicall3 lives on nearly every chain (the same deployment transaction everywhere). */
@@ -16,19 +17,18 @@ const MULTICALL_CHUNK_BYTES = 32_768;
 export type Read = { kind: "call"; address: Address; abi: Abi; functionName: string; args: readonly unknown[] } | { kind: "native"; address: Address };
 export type Reading = { value: bigint } | { error: string };
 
-const known = globalThis as unknown as { __multicall3?: Map<string, { present: boolean; at: number }> };
+const known = processSingleton("multicall3", () => new Map<string, { present: boolean; at: number }>());
 
 /** Whether the chain has Multicall3: declared by viem's chain description, or its code found at the canonical address. */
 async function multicall3On(chain: ChainConfig, client: PublicClient): Promise<Address | null> {
   const declared = viemChain(chain).contracts?.multicall3?.address;
   if (declared) return declared;
-  known.__multicall3 ??= new Map();
   const key = chainKey(chain);
-  const cached = known.__multicall3.get(key);
+  const cached = known.get(key);
   if (cached && Date.now() - cached.at < MULTICALL3_RECHECK_MS) return cached.present ? MULTICALL3 : null;
   const code = await client.getCode({ address: MULTICALL3 });
   const present = Boolean(code && code !== "0x");
-  known.__multicall3.set(key, { present, at: Date.now() });
+  known.set(key, { present, at: Date.now() });
   return present ? MULTICALL3 : null;
 }
 

@@ -1,9 +1,10 @@
 import { defineChain, getAddress, isAddress, type Address, type Chain, type Hex } from "viem";
 import * as knownChains from "viem/chains";
 import { z } from "zod";
-import { badRequest } from "@/lib/http/errors";
-import { integerField } from "@/lib/http/fields";
-import type { ProjectContext } from "@/lib/projects/service";
+import { envFamily, envText, type SettingName } from "@/lib/config";
+import { badRequest } from "@/lib/errors";
+import type { ProjectContext } from "@/lib/tenant";
+import { processSingleton } from "@/lib/singleton";
 
 export interface ChainConfig {
   chainId: number;
@@ -70,8 +71,8 @@ const configuredChain = z.strictObject({
 
 /** `CHAIN_<id>_ENTRY_POINTS`: comma-separated versions ("0.6,0.8"). */
 function entryPointsOf(chainId: number): EntryPointVersion[] | undefined {
-  const name = `CHAIN_${chainId}_ENTRY_POINTS`;
-  const value = env(name);
+  const name = `CHAIN_${chainId}_ENTRY_POINTS` as const;
+  const value = envText(name);
   if (value === undefined) return undefined;
   const versions = value.split(",").map((v) => v.trim().replace(/^v/, ""));
   const unknown = versions.filter((v) => !(ENTRY_POINT_VERSIONS as readonly string[]).includes(v));
@@ -80,7 +81,7 @@ function entryPointsOf(chainId: number): EntryPointVersion[] | undefined {
 }
 
 function usdPriceOf(chainId: number): number | undefined {
-  const raw = env(`CHAIN_${chainId}_USD_PRICE`);
+  const raw = envText(`CHAIN_${chainId}_USD_PRICE`);
   if (raw === undefined) return undefined;
   const price = Number(raw);
   if (!Number.isFinite(price) || price < 0) invalidConfig(`CHAIN_${chainId}_USD_PRICE must be a non-negative number`);
@@ -89,8 +90,8 @@ function usdPriceOf(chainId: number): number | undefined {
 
 /** `CHAIN_<id>_USD_AGGREGATOR`: the address of the chain's native-coin/USD price feed. */
 function usdAggregatorOf(chainId: number): Address | undefined {
-  const name = `CHAIN_${chainId}_USD_AGGREGATOR`;
-  const value = env(name);
+  const name = `CHAIN_${chainId}_USD_AGGREGATOR` as const;
+  const value = envText(name);
   if (value === undefined) return undefined;
   if (!isAddress(value, { strict: false })) invalidConfig(`${name} must be a 0x-prefixed 20-byte address`);
   return getAddress(value);
@@ -98,8 +99,8 @@ function usdAggregatorOf(chainId: number): Address | undefined {
 
 /** A local chain's router and WETH from `CHAIN_<id>_ROUTER` / `CHAIN_<id>_WETH` (null: its own exchange). */
 function exchangeOf(chainId: number): { router: Address | null; weth: Address | null } {
-  const read = (name: string) => {
-    const value = env(name);
+  const read = (name: SettingName) => {
+    const value = envText(name);
     if (value === undefined) return null;
     if (!isAddress(value, { strict: false })) invalidConfig(`${name} must be a 0x-prefixed 20-byte address`);
     return getAddress(value);
@@ -110,11 +111,6 @@ function exchangeOf(chainId: number): { router: Address | null; weth: Address | 
 function known(chainId: number): Chain | undefined {
   return Object.values(knownChains).find((c) => (c as Chain).id === chainId) as Chain | undefined;
 }
-
-const env = (name: string) => {
-  const value = process.env[name]?.trim();
-  return value ? value : undefined;
-};
 
 function invalidConfig(message: string): never {
   throw new Error(`Chain configuration: ${message}`);
@@ -128,8 +124,8 @@ function invalidConfig(message: string): never {
  */
 function readChains(): ChainConfig[] {
   const chains = new Map<number, ChainConfig>();
-  const localSpec = env("LOCAL_CHAINS") ?? "31337,31338";
-  const basePort = Number(env("ANVIL_PORT") ?? 8545);
+  const localSpec = envText("LOCAL_CHAINS") ?? "31337,31338";
+  const basePort = Number(envText("ANVIL_PORT") ?? 8545);
   if (!Number.isInteger(basePort) || basePort < 0 || basePort > 65535) invalidConfig(`ANVIL_PORT must be a port number`);
   if (localSpec !== "none") {
     localSpec.split(",").forEach((item, index) => {
@@ -140,12 +136,12 @@ function readChains(): ChainConfig[] {
       chains.set(chainId, {
         chainId,
         name: "Local anvil",
-        rpcUrl: env(`CHAIN_${chainId}_RPC_URL`) ?? `http://127.0.0.1:${port}`,
+        rpcUrl: envText(`CHAIN_${chainId}_RPC_URL`) ?? `http://127.0.0.1:${port}`,
         livemode: match[2] === "live",
         nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
         dev: true,
-        local: env(`CHAIN_${chainId}_RPC_URL`) ? null : { port },
-        bundlerUrl: env(`CHAIN_${chainId}_BUNDLER_URL`) ?? null,
+        local: envText(`CHAIN_${chainId}_RPC_URL`) ? null : { port },
+        bundlerUrl: envText(`CHAIN_${chainId}_BUNDLER_URL`) ?? null,
         deployerKey: null,
         usdPrice: usdPriceOf(chainId) ?? null,
         usdAggregator: usdAggregatorOf(chainId) ?? null,
@@ -155,7 +151,7 @@ function readChains(): ChainConfig[] {
     });
   }
 
-  const fromJson = env("CHAINS");
+  const fromJson = envText("CHAINS");
   const entries: z.infer<typeof configuredChain>[] = [];
   if (fromJson) {
     let parsed: unknown;
@@ -168,22 +164,22 @@ function readChains(): ChainConfig[] {
     if (!result.success) invalidConfig(`CHAINS: ${z.prettifyError(result.error)}`);
     entries.push(...result.data);
   }
-  for (const [name, value] of Object.entries(process.env)) {
+  for (const [name, value] of envFamily(/^CHAIN_\d+_RPC_URL$/)) {
     const match = /^CHAIN_(\d+)_RPC_URL$/.exec(name);
     if (!match || !value || chains.has(Number(match[1]))) continue;
-    const id = match[1]!;
-    const live = env(`CHAIN_${id}_LIVE`);
+    const id = match[1]! as `${number}`;
+    const live = envText(`CHAIN_${id}_LIVE`);
     const result = configuredChain.safeParse({
       chainId: Number(id),
       rpcUrl: value,
-      name: env(`CHAIN_${id}_NAME`),
+      name: envText(`CHAIN_${id}_NAME`),
       livemode: live === undefined ? undefined : live === "true",
-      bundlerUrl: env(`CHAIN_${id}_BUNDLER_URL`),
-      deployerPrivateKey: env(`CHAIN_${id}_DEPLOYER_PRIVATE_KEY`),
+      bundlerUrl: envText(`CHAIN_${id}_BUNDLER_URL`),
+      deployerPrivateKey: envText(`CHAIN_${id}_DEPLOYER_PRIVATE_KEY`),
       usdPrice: usdPriceOf(Number(id)),
       usdAggregator: usdAggregatorOf(Number(id)),
-      router: env(`CHAIN_${id}_ROUTER`),
-      weth: env(`CHAIN_${id}_WETH`),
+      router: envText(`CHAIN_${id}_ROUTER`),
+      weth: envText(`CHAIN_${id}_WETH`),
       entryPoints: entryPointsOf(Number(id)),
     });
     if (!result.success) invalidConfig(`CHAIN_${id}_*: ${z.prettifyError(result.error)}`);
@@ -200,7 +196,7 @@ function readChains(): ChainConfig[] {
       dev: false,
       local: null,
       bundlerUrl: entry.bundlerUrl ?? null,
-      deployerKey: entry.deployerPrivateKey ?? (env("DEPLOYER_PRIVATE_KEY") as Hex | undefined) ?? null,
+      deployerKey: entry.deployerPrivateKey ?? (envText("DEPLOYER_PRIVATE_KEY") as Hex | undefined) ?? null,
       usdPrice: entry.usdPrice ?? null,
       usdAggregator: entry.usdAggregator ?? null,
       router: entry.router ?? null,
@@ -211,16 +207,19 @@ function readChains(): ChainConfig[] {
   return [...chains.values()];
 }
 
-const cache = globalThis as unknown as { __chains?: { key: string; chains: ChainConfig[] } };
+const cache = processSingleton("chains", () => ({ read: undefined as { key: string; chains: ChainConfig[] } | undefined }));
 
 /** The environment variables that configure chains. */
 export const CHAIN_CONFIG_VARS = /^(LOCAL_CHAINS|ANVIL_PORT|CHAINS|DEPLOYER_PRIVATE_KEY|CHAIN_\d+_\w+)$/;
 
-/** Every configured chain; re-read when the environment changes. */
+/**
+ * Every configured chain; re-read when the environment changes. Called several times per request: its key reads the
+ * values of the chain variables only (envFamily: reading every variable's value goes through a native getter each).
+ */
 export function supportedChains(): ChainConfig[] {
-  const key = JSON.stringify(Object.entries(process.env).filter(([name]) => CHAIN_CONFIG_VARS.test(name)));
-  if (cache.__chains?.key !== key) cache.__chains = { key, chains: readChains() };
-  return cache.__chains.chains;
+  const key = JSON.stringify(envFamily(CHAIN_CONFIG_VARS));
+  if (cache.read?.key !== key) cache.read = { key, chains: readChains() };
+  return cache.read.chains;
 }
 
 export const findChain = (chainId: number) => supportedChains().find((c) => c.chainId === chainId);
@@ -229,21 +228,17 @@ export const isSupportedChain = (chainId: number) => findChain(chainId) !== unde
 
 const describe = (chains: ChainConfig[]) => (chains.length ? chains.map((c) => c.chainId).join(", ") : "none configured");
 
-/** A `chainId` parameter: an integer naming a configured chain. */
-export const chainIdField = () =>
-  integerField({ min: 1 }).superRefine((chainId, ctx) => {
-    if (!isSupportedChain(chainId)) {
-      ctx.addIssue({ code: "custom", message: `Unsupported chainId ${chainId}. Supported chains: ${describe(supportedChains())}.` });
-    }
-  });
+/** Why a chainId is refused when no configured chain has it (the `chainId` field's message too). */
+export const unsupportedChain = (chainId: number) => `Unsupported chainId ${chainId}. Supported chains: ${describe(supportedChains())}.`;
 
 /** The chain, if the caller's mode may use it: test keys use test chains, live keys live chains. */
 export function chainFor(ctx: ProjectContext, chainId: number): ChainConfig {
-  const chain = findChain(chainId);
-  const usable = supportedChains().filter((c) => c.livemode === ctx.livemode);
-  const mode = ctx.livemode ? "live" : "test";
-  if (!chain) throw badRequest(`Unsupported chainId ${chainId}. Supported chains: ${describe(supportedChains())}.`, { chainId: { value: chainId, message: "unsupported chain" } });
+  const chains = supportedChains();
+  const chain = chains.find((c) => c.chainId === chainId);
+  if (!chain) throw badRequest(unsupportedChain(chainId), { chainId: { value: chainId, message: "unsupported chain" } });
   if (chain.livemode !== ctx.livemode) {
+    const usable = chains.filter((c) => c.livemode === ctx.livemode);
+    const mode = ctx.livemode ? "live" : "test";
     throw badRequest(
       `Chain ${chainId} is a ${chain.livemode ? "live" : "test"} chain and cannot be used with a ${mode} key. ` +
         (usable.length

@@ -4,7 +4,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { accountFactoryAbi, entryPointAbi } from "@/contracts/artifacts";
 import { startAnvil, type AnvilNode } from "./anvil";
 import { publicClient } from "./clients";
-import { prepareChain, serviceDeployment } from "./contracts";
+import { prepareChain } from "@/lib/prepare-chains";
+import { serviceDeployment } from "./contracts";
 import { enqueue } from "./relayer";
 import { configureRelayer, executorAddresses, relayerEvents } from "./relayer/testing";
 import type { ChainConfig } from "./registry";
@@ -90,7 +91,6 @@ test("a bundle stuck in the mempool is resubmitted with the same nonce and fees 
       await expect(client.getTransactionReceipt({ hash: s.transactionHash })).rejects.toThrow();
     }
     expect(result.receipt.success).toBe(true);
-    console.log(`stuck bundle: ${sent.length} submissions (${sent.map((s) => s.fees.maxFeePerGas).join(" → ")} wei max fee), mined ${minedHash}`);
 
     // Landed exactly once, and the executor used exactly one nonce.
     const events = await client.getLogs({

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest"
 import { parseEther, type Address, type PrivateKeyAccount } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV08Abi } from "@/contracts/artifacts";
-import { startAlto, type AltoBundler } from "@/test/alto";
-import { chainOf, clientOf } from "@/test/chain";
+import { startAlto, type AltoBundler } from "@/test/helpers/alto";
+import { chainOf, clientOf } from "@/test/helpers/chain";
 import { accountFactoryCallV08, counterfactualAddressV08 } from "./accounts-v08";
 import { serviceDeployment } from "./contracts";
 import type { ChainConfig } from "./registry";

@@ -3,8 +3,8 @@ import { encodeFunctionData, keccak256, parseEther, toHex, type Address, type He
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { accountFactoryAbi } from "@/contracts/artifacts";
 import { serviceAccount } from "@/lib/keys/service-keys";
-import { startAlto, type AltoBundler } from "@/test/alto";
-import { chainOf, clientOf } from "@/test/chain";
+import { startAlto, type AltoBundler } from "@/test/helpers/alto";
+import { chainOf, clientOf } from "@/test/helpers/chain";
 import { serviceDeployment } from "./contracts";
 import type { ChainConfig } from "./registry";
 import { enqueue, findUserOperationReceipt, UserOperationReceiptTimeoutError, type RelayResult } from "./relayer";
@@ -55,14 +55,10 @@ describe("bundling", () => {
   test("50 concurrent ops of one account (2D nonce keys) land in a few bundles, each nonce once", async () => {
     const account = await deployedAccount();
     const recipient = privateKeyToAccount(generatePrivateKey()).address;
-    const timings: number[] = [];
     const results = await Promise.all(
       Array.from({ length: 50 }, async (_, i): Promise<RelayResult> => {
         const op = await signedOp(chain, account, { callData: transferTo(recipient), sponsored: i % 2 === 0, nonceKey: BigInt(i + 1) });
-        const started = performance.now();
-        const result = await enqueue(chain, op);
-        timings.push(performance.now() - started);
-        return result;
+        return enqueue(chain, op);
       }),
     );
     expect(results.every((r) => r.receipt.success)).toBe(true);
@@ -73,14 +69,6 @@ describe("bundling", () => {
     const bundles = new Map<Hex, number>();
     for (const r of results) bundles.set(r.transactionHash, r.bundleSize);
     const sizes = [...bundles.values()];
-    const gasUsed = await Promise.all([...bundles.keys()].map(async (hash) => (await client.getTransactionReceipt({ hash })).gasUsed));
-    const totalGas = gasUsed.reduce((a, b) => a + b, 0n);
-    timings.sort((a, b) => a - b);
-    console.log(
-      `50 ops: ${bundles.size} bundles of ${sizes.join(", ")} ops; bundle gas ${gasUsed.join(", ")} ` +
-        `(${totalGas / 50n} per op; ops' actualGasUsed avg ${results.reduce((s, r) => s + r.receipt.actualGasUsed, 0n) / 50n}); ` +
-        `enqueue→receipt ms p50 ${timings[25]!.toFixed(0)} max ${timings[49]!.toFixed(0)}`,
-    );
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(50);
     expect(Math.max(...sizes)).toBeGreaterThan(1);
     expect(bundles.size).toBeLessThanOrEqual(10);
@@ -145,17 +133,14 @@ describe("bundling", () => {
     }
   });
 
-  test("one op, enqueue to receipt", async () => {
+  test("one op at a time, enqueue to receipt, each in a bundle of its own", async () => {
     const account = await deployedAccount();
-    const timings: number[] = [];
     for (let i = 0; i < 5; i++) {
       const op = await signedOp(chain, account, { callData: transferTo(account.owner.address), sponsored: true });
-      const started = performance.now();
-      const { receipt } = await enqueue(chain, op);
-      timings.push(performance.now() - started);
+      const { receipt, bundleSize } = await enqueue(chain, op);
       expect(receipt.success).toBe(true);
+      expect(bundleSize).toBe(1);
     }
-    console.log(`single op enqueue→receipt ms: ${timings.map((t) => t.toFixed(0)).join(", ")}`);
   });
 
   test("the same op enqueued twice shares one outcome", async () => {
@@ -201,7 +186,6 @@ describe("executors and nonces", () => {
     const used = txs.map((tx) => `${tx.from.toLowerCase()}:${tx.nonce}`);
     expect(new Set(used).size).toBe(12);
     const perExecutor = executors.map((e) => txs.filter((tx) => tx.from.toLowerCase() === e.toLowerCase()).map((tx) => tx.nonce).sort((a, b) => a - b));
-    console.log(`12 concurrent bundles per executor: ${perExecutor.map((n) => n.length).join(", ")}`);
     expect(perExecutor.filter((n) => n.length > 0).length).toBeGreaterThanOrEqual(2);
     // Each executor's nonces follow on from where it stood, without gaps.
     const after = await Promise.all(executors.map(nonceCount));
@@ -249,10 +233,10 @@ describe("receipts and restarts", () => {
   test("an op that is nowhere is not found, and waiting for it times out", async () => {
     const hash = keccak256(toHex(`nothing ${Math.random()}`));
     expect(await findUserOperationReceipt(chain, hash)).toBeNull();
-    const started = Date.now();
+    // The op never lands: any answer at all is the timeout firing.
     const err = await waitForUserOperationReceipt(chain, hash, { timeoutMs: 300 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UserOperationReceiptTimeoutError);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect((err as UserOperationReceiptTimeoutError).userOpHash).toBe(hash);
   });
 
   test("events describe sent and mined bundles", async () => {
@@ -275,10 +259,8 @@ describe("through a real bundler (alto)", () => {
   const sponsoredOp = () => signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true });
 
   beforeAll(async () => {
-    const started = performance.now();
     alto = await startAlto({ rpcUrl: chain.rpcUrl, entryPoint: serviceDeployment().entryPoint });
     viaBundler = { ...chain, bundlerUrl: alto.url };
-    console.log(`alto answering after ${(performance.now() - started).toFixed(0)} ms`);
   });
 
   afterAll(async () => {
@@ -292,9 +274,7 @@ describe("through a real bundler (alto)", () => {
 
   test("ops go out with eth_sendUserOperation, alto bundles them, receipts come from eth_getUserOperationReceipt", async () => {
     const op = await sponsoredOp();
-    const started = performance.now();
     const result = await enqueue(viaBundler, op);
-    console.log(`alto: enqueue→receipt ${(performance.now() - started).toFixed(0)} ms`);
     expect(result).toMatchObject({ userOpHash: userOperationHash(chain, op), executor: null, bundleSize: 1 });
     expect(result.receipt).toMatchObject({ success: true, sender: op.sender, paymaster: serviceDeployment().paymaster });
     // alto's executor sent it, not ours.
@@ -323,10 +303,7 @@ describe("through a real bundler (alto)", () => {
 
   test("five ops sent at once all land", async () => {
     const ops = await Promise.all(Array.from({ length: 5 }, sponsoredOp));
-    const started = performance.now();
     const results = await Promise.all(ops.map((op) => enqueue(viaBundler, op)));
-    const bundles = new Set(results.map((r) => r.transactionHash));
-    console.log(`alto: 5 concurrent ops landed in ${(performance.now() - started).toFixed(0)} ms, ${bundles.size} bundle(s)`);
     expect(results.map((r) => r.userOpHash)).toEqual(ops.map((op) => userOperationHash(chain, op)));
     expect(results.every((r) => r.receipt.success && r.executor === null)).toBe(true);
   });

@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV08Abi, simple7702AccountAbi, verifyingPaymasterV8Abi } from "@/contracts/artifacts";
 import { accountFactoryCallV08, counterfactualAddressV08 } from "./accounts-v08";
 import { paymasterHashV08 } from "./paymaster-v08";
-import { chainOf, clientOf } from "@/test/chain";
+import { chainOf, clientOf } from "@/test/helpers/chain";
 import { serviceDeployment } from "./contracts";
 import { delegationCode, delegationOf, signDelegation } from "./eip7702";
 import { configureRelayer } from "./relayer/testing";
@@ -83,7 +83,6 @@ describe("v0.8 estimation (EIP-7702 account)", () => {
     expect(estimate.validationGas).toBeGreaterThan(0n);
     expect(op.preVerificationGas).toBe(preVerificationGasV08({ ...op, signature: `0x${"ff".repeat(65)}` }));
     expect(estimate.maxCost).toBe(requiredPrefundV08(op));
-    console.log(`7702 first op: callGasLimit ${op.callGasLimit}, verificationGasLimit ${op.verificationGasLimit}, preVerificationGas ${op.preVerificationGas}`);
 
     const signed = await signUserOperationV08(chain, op, owner);
     expect(userOperationHashV08(chain, signed)).toBe(await onChainHash(signed, d().simple7702Account));
@@ -134,7 +133,6 @@ describe("v0.8 sponsorship (VerifyingPaymasterV8) and our v0.8 accounts", () => 
     expect(estimate.paymasterValidationGas).toBeGreaterThan(0n);
     expect(op.paymasterVerificationGasLimit).toBeGreaterThan(estimate.paymasterValidationGas);
     expect(op.paymasterPostOpGasLimit).toBe(0n);
-    console.log(`sponsored 7702 op: verificationGasLimit ${op.verificationGasLimit}, paymasterVerificationGasLimit ${op.paymasterVerificationGasLimit} (simulated ${estimate.paymasterValidationGas})`);
     const delegation = [{ address: owner.address, code: delegationCode(d().delegatedAccountV08) }];
     const onChain = await client.readContract({
       address: d().paymasterV08,

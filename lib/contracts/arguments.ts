@@ -4,8 +4,8 @@ import { BaseError, encodeFunctionData, isAddress, isHex, type Abi } from "viem"
 import type { Queryable } from "@/lib/db/client";
 import { accounts, contracts } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, type ErrorDetails } from "@/lib/http/errors";
-import type { ProjectContext } from "@/lib/projects/service";
+import { badRequest, type ErrorDetails } from "@/lib/errors";
+import type { ProjectContext } from "@/lib/tenant";
 
 /**
  * The ABI function `functionName` names, chosen among overloads by the number of arguments.

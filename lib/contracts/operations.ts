@@ -42,7 +42,7 @@ export const getContract = defineOperation({
   tag,
   input: z.strictObject({}),
   response: contractResponse,
-  run: async ({ db, project, params }) => serializeContract(await contracts.getContract(db, project, params.id!)),
+  run: async ({ db, project, params }) => serializeContract(await contracts.getContract(db, project, params.id)),
 });
 
 export const updateContract = defineOperation({
@@ -53,7 +53,7 @@ export const updateContract = defineOperation({
   tag,
   input: updateContractInput,
   response: contractResponse,
-  run: async ({ db, project, params, input }) => serializeContract(await contracts.updateContract(db, project, params.id!, input)),
+  run: async ({ db, project, params, input }) => serializeContract(await contracts.updateContract(db, project, params.id, input)),
 });
 
 export const deleteContract = defineOperation({
@@ -64,19 +64,20 @@ export const deleteContract = defineOperation({
   tag,
   input: z.strictObject({}),
   response: deletedResource("contract"),
-  run: async ({ db, project, params }) => contracts.deleteContract(db, project, params.id!),
+  run: async ({ db, project, params }) => contracts.deleteContract(db, project, params.id),
 });
 
 
 export const readContract = defineOperation({
   operationId: "readContract",
+  cost: "chain",
   method: "GET",
   path: "/v1/contracts/{id}/read",
   summary: "Call a view function of a registered contract",
   tag,
   input: readContractInput,
   response: readContractResponse,
-  run: async ({ db, project, params, input }) => readContractCall(db, project, params.id!, input),
+  run: async ({ db, project, params, input }) => readContractCall(db, project, params.id, input),
 });
 
 export const contractOperations = [createContract, listContracts, getContract, updateContract, deleteContract, readContract];

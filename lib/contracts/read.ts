@@ -8,10 +8,10 @@ import { z } from "zod";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { listField } from "@/lib/http/fields";
 import { unixSeconds } from "@/lib/http/resource";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { callOf, selectFunction } from "./arguments";
 import { getContract } from "./service";
 

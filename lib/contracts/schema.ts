@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { chainIdField } from "@/lib/chain/registry";
-import { addressField, booleanField, integerField, listInput, textField } from "@/lib/http/fields";
+import { addressField, booleanField, chainIdField, integerField, listInput, textField } from "@/lib/http/fields";
 import { abiField } from "./abi";
 
 export const createContractInput = z.strictObject({

@@ -1,12 +1,13 @@
 import { asc, eq, ilike, inArray, sql } from "drizzle-orm";
 import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
+import { preparedQuery } from "@/lib/db/prepared-query";
 import { contracts } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, notFound, referenced } from "@/lib/http/errors";
+import { badRequest, notFound, referenced } from "@/lib/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { CreateContractInput, ListContractsInput, UpdateContractInput } from "./schema";
 
 export type ContractRow = typeof contracts.$inferSelect;
@@ -31,8 +32,16 @@ export async function createContract(db: Queryable, ctx: ProjectContext, input: 
 }
 
 /** Deleted contracts stay readable by id (with `deleted: true`), as the resource has that field. */
+// Prepared: every intent looks its interactions' contracts up (drizzle would build the select again each time).
+const contractById = preparedQuery("contract_by_id", (q) =>
+  q
+    .select()
+    .from(contracts)
+    .where(inScope(contracts, { projectId: sql.placeholder("projectId"), livemode: sql.placeholder("livemode") }, eq(contracts.id, sql.placeholder("id")))),
+);
+
 export async function getContract(db: Queryable, ctx: ProjectContext, id: string): Promise<ContractRow> {
-  const [row] = await db.select().from(contracts).where(inScope(contracts, ctx, eq(contracts.id, id)));
+  const [row] = await contractById(db, { projectId: ctx.projectId, livemode: ctx.livemode, id });
   if (!row) throw notFound("contract", id);
   return row;
 }

@@ -7,9 +7,8 @@ import { getDb } from "@/lib/db/client";
 import { projects } from "@/lib/db/schema";
 import { acceptInvite, createInvite, invitePath, revokeInvite } from "@/lib/developers/invites";
 import { signUpInput } from "@/lib/developers/schema";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError, tooManyRequests } from "@/lib/errors";
 import { requestOrigin } from "@/lib/http/origin";
-import { tooMany } from "@/lib/http/rate-limit";
 import { claimProject } from "@/lib/projects/claims";
 import { currentDeveloper, projectScope } from "./context";
 import { linkAttempt } from "./link-attempts";
@@ -26,7 +25,7 @@ const answer = async (run: () => Promise<FormState>): Promise<FormState> => {
 
 const limitLinks = async () => {
   const attempt = await linkAttempt(await getDb());
-  if (!attempt.allowed) throw tooMany("Too many attempts from your address", attempt.retryAfter);
+  if (!attempt.allowed) throw tooManyRequests("Too many attempts from your address", attempt.retryAfter);
 };
 
 /** The signed-in developer takes the claim link's project into the organization they own. */

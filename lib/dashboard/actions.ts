@@ -2,7 +2,7 @@
 
 import { createAccount, syncAccount } from "@/lib/accounts/operations";
 import { createContract, deleteContract, readContract } from "@/lib/contracts/operations";
-import { createEvent, deleteEvent } from "@/lib/events/operations";
+import { createEvent, deleteEvent } from "@/lib/monitors/operations";
 import { createSwap, quoteSwap } from "@/lib/exchange/operations";
 import type { Operation } from "@/lib/http/operation";
 import { createIntent } from "@/lib/intents/operations";

@@ -1,4 +1,4 @@
-import { ApiError } from "@/lib/http/errors";
+import { challenges, missing, unauthorized } from "@/lib/errors";
 import type { AuthStrategy } from "@/lib/http/principals";
 import { developerProjectScope, sessionDeveloper } from "./context";
 
@@ -8,9 +8,9 @@ export const dashboardSession: AuthStrategy<{ kind: "developer"; developerId: st
   apiRequest: false,
   async authenticate(_db, { params }) {
     const developer = await sessionDeveloper();
-    if (!developer) throw new ApiError(401, "authentication_error", "Sign in to the dashboard first.");
+    if (!developer) throw unauthorized("Sign in to the dashboard first.", undefined, challenges.dashboard);
     const scope = await developerProjectScope(developer.id, params.projectId ?? "", params.mode ?? "");
-    if (!scope) throw new ApiError(404, "invalid_request_error", `No such project: '${params.projectId}' (${params.mode})`);
+    if (!scope) throw missing(`No such project: '${params.projectId}' (${params.mode})`);
     return { principal: { kind: "developer", developerId: developer.id }, project: scope.ctx };
   },
 };

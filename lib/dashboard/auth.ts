@@ -1,28 +1,26 @@
-import crypto from "node:crypto";
 import type { NextAuthOptions } from "next-auth";
 import Credentials from "next-auth/providers/credentials";
 import GitHub from "next-auth/providers/github";
 import Google from "next-auth/providers/google";
 import { getDb } from "@/lib/db/client";
 import { signInInput } from "@/lib/developers/schema";
-import { isLockedOut, recordSignIn } from "@/lib/developers/lockout";
-import { checkCredentials, oauthDeveloper } from "@/lib/developers/service";
+import { checkCredentials, oauthDeveloper, signInLockout } from "@/lib/developers/service";
 import { clientAddress } from "@/lib/http/client-address";
 import { hit, limits } from "@/lib/http/rate-limit";
-import { derivationRoot } from "@/lib/keys/master";
+import { derivedKey } from "@/lib/keys/master";
+import { takeSignInProof } from "./sign-in-proof";
+import { envDefault, envRaw } from "@/lib/config";
 
 // Self-hosted behind whatever host name it is reached by: take the origin from the request
 // (next-auth otherwise assumes http://localhost:3000) unless NEXTAUTH_URL pins it.
-process.env.AUTH_TRUST_HOST ??= "true";
+envDefault("AUTH_TRUST_HOST", "true");
 
 function oauthProviders() {
   const providers = [];
-  if (process.env.GITHUB_CLIENT_ID && process.env.GITHUB_CLIENT_SECRET) {
-    providers.push(GitHub({ clientId: process.env.GITHUB_CLIENT_ID, clientSecret: process.env.GITHUB_CLIENT_SECRET }));
-  }
-  if (process.env.GOOGLE_CLIENT_ID && process.env.GOOGLE_CLIENT_SECRET) {
-    providers.push(Google({ clientId: process.env.GOOGLE_CLIENT_ID, clientSecret: process.env.GOOGLE_CLIENT_SECRET }));
-  }
+  const github = { clientId: envRaw("GITHUB_CLIENT_ID"), clientSecret: envRaw("GITHUB_CLIENT_SECRET") };
+  if (github.clientId && github.clientSecret) providers.push(GitHub({ clientId: github.clientId, clientSecret: github.clientSecret }));
+  const google = { clientId: envRaw("GOOGLE_CLIENT_ID"), clientSecret: envRaw("GOOGLE_CLIENT_SECRET") };
+  if (google.clientId && google.clientSecret) providers.push(Google({ clientId: google.clientId, clientSecret: google.clientSecret }));
   return providers;
 }
 
@@ -34,7 +32,7 @@ let options: NextAuthOptions | undefined;
 /** Sessions are JWTs in an encrypted cookie, keyed from the master key (or NEXTAUTH_SECRET). */
 export function authOptions(): NextAuthOptions {
   options ??= {
-    secret: process.env.NEXTAUTH_SECRET ?? Buffer.from(crypto.hkdfSync("sha256", derivationRoot(), "smart-wallet-service", "dashboard-sessions", 32)).toString("base64url"),
+    secret: envRaw("NEXTAUTH_SECRET") ?? Buffer.from(derivedKey("dashboard-sessions")).toString("base64url"),
     session: { strategy: "jwt", maxAge: 7 * 24 * 3600 },
     pages: { signIn: "/login", error: "/login" },
     providers: [
@@ -42,15 +40,23 @@ export function authOptions(): NextAuthOptions {
         name: "Email and password",
         credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
         async authorize(raw, req) {
-          const parsed = signInInput.safeParse(raw);
+          // From the sign-in page: a proof that checkSignIn verified the password, so it is not hashed again (./sign-in-proof.ts).
+          const proof = (raw as Record<string, unknown> | undefined)?.proof;
+          const parsed = signInInput.safeParse(typeof proof === "string" ? { ...raw, password: "" } : raw);
           if (!parsed.success) return null;
+          const { email, password } = parsed.data;
           const db = await getDb();
-          if (await isLockedOut(db, parsed.data.email)) return null;
+          if ((await signInLockout.lockedFor(db, email)) > 0) return null;
           // Per client address, whichever emails are tried (the lock-out is per email).
           const attempt = await hit(db, `auth:sign-in:${clientAddress(req?.headers)}`, limits.auth());
           if (!attempt.allowed) return null;
-          const developer = await checkCredentials(db, parsed.data.email, parsed.data.password);
-          await recordSignIn(db, parsed.data.email, developer !== null);
+          if (typeof proof === "string") {
+            const proven = await takeSignInProof(db, proof, email);
+            if (proven) await signInLockout.clear(db, email);
+            return proven && { id: proven.id, email: proven.email, name: proven.name };
+          }
+          const developer = await checkCredentials(db, email, password);
+          await (developer ? signInLockout.clear(db, email) : signInLockout.recordFailure(db, email));
           return developer && { id: developer.id, email: developer.email, name: developer.name };
         },
       }),

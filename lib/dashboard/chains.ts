@@ -1,5 +1,5 @@
 import { findChain, supportedChains } from "@/lib/chain/registry";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 /** The chains this mode can use (test chains for test keys, live chains for live keys), for select boxes. */
 export const chainOptions = (ctx: ProjectContext): [string, string][] =>

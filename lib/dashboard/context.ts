@@ -3,7 +3,7 @@ import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "@/lib/db/client";
 import { getDeveloper, projectsOf } from "@/lib/developers/service";
-import type { Mode, ProjectContext } from "@/lib/projects/service";
+import type { Mode, ProjectContext } from "@/lib/tenant";
 import { authOptions } from "./auth";
 
 /** The developer the session cookie names, or null when signed out (or since removed). */

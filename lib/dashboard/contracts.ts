@@ -1,5 +1,5 @@
 import { listContracts } from "@/lib/contracts/operations";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { readOperation } from "./operations";
 
 type AbiParam = { name?: string; type: string };

@@ -2,10 +2,10 @@
 
 import { revalidatePath } from "next/cache";
 import { getDb } from "@/lib/db/client";
-import { checkMonitors } from "@/lib/events/monitor";
-import { presentEvent } from "@/lib/events/present";
-import { getEvent } from "@/lib/events/service";
-import { ApiError } from "@/lib/http/errors";
+import { checkMonitors } from "@/lib/monitors/monitor";
+import { presentEvent } from "@/lib/monitors/present";
+import { getEvent } from "@/lib/monitors/service";
+import { ApiError } from "@/lib/errors";
 import { projectScope } from "./context";
 import type { FormState } from "./form-state";
 

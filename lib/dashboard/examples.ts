@@ -1,7 +1,8 @@
 import { headers } from "next/headers";
 import { getDb } from "@/lib/db/client";
 import { requestOrigin } from "@/lib/http/origin";
-import { currentSecretKey, type ProjectContext } from "@/lib/projects/service";
+import { currentSecretKey } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 /** The API's base URL as the browser reached this dashboard. */
 export async function apiBase(): Promise<string> {

@@ -1,4 +1,4 @@
-import type { ErrorDetails } from "@/lib/http/errors";
+import type { ErrorDetails } from "@/lib/errors";
 
 /** What a dashboard form's server action answers: the API's error, or what it made. */
 export interface FormState {

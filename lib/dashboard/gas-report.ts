@@ -4,10 +4,10 @@ import { findChain } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { policies, transactionIntents } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, referenced } from "@/lib/http/errors";
+import { badRequest, referenced } from "@/lib/errors";
 import { inUsd } from "@/lib/policies/reports";
 import { getPolicy } from "@/lib/policies/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 export const DEFAULT_RANGE_DAYS = 30;
 /** A year and a leap day: enough for a yearly report, small enough for one chart and table. */

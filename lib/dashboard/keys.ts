@@ -2,7 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { getDb } from "@/lib/db/client";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { createSecretKey, revokeSecretKey, rollKeys } from "@/lib/projects/service";
 import { projectScope } from "./context";
 import type { FormState } from "./form-state";

@@ -1,7 +1,7 @@
 import { decodeEventLog, type Abi, type Hex } from "viem";
 import { decodedJson } from "@/lib/contracts/decoded-json";
 import { listContracts } from "@/lib/contracts/operations";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { readOperation } from "./operations";
 
 export interface DecodedLog {

@@ -2,7 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { upgradeManagedAccounts } from "@/lib/accounts/managed";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { projectScope } from "./context";
 import type { FormState } from "./form-state";
 

@@ -2,11 +2,11 @@ import { revalidatePath } from "next/cache";
 import { notFound, redirect } from "next/navigation";
 import type { z } from "zod";
 import { getDb } from "@/lib/db/client";
-import { ApiError, badRequest, type ErrorDetails } from "@/lib/http/errors";
+import { ApiError, badRequest, type ErrorDetails } from "@/lib/errors";
 import { parseBracketParams } from "@/lib/http/form";
 import type { Operation } from "@/lib/http/operation";
 import { validate } from "@/lib/http/validate";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { projectScope } from "./context";
 import type { FormState } from "./form-state";
 

@@ -1,7 +1,7 @@
 "use server";
 
 import { serviceDeployment } from "@/lib/chain/contracts";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { supportedEntryPoints } from "@/lib/paymasters/client";
 import { getPaymaster } from "@/lib/paymasters/operations";
 import { projectScope } from "./context";

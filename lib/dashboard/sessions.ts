@@ -1,6 +1,6 @@
 import type { Queryable } from "@/lib/db/client";
 import { listPolicies } from "@/lib/policies/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { listSessions } from "@/lib/sessions/service";
 import { sessionStates, type SessionStatus } from "@/lib/sessions/state";
 

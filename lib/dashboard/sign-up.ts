@@ -5,7 +5,7 @@ import { getDb } from "@/lib/db/client";
 import { signUpInput } from "@/lib/developers/schema";
 import { signUp } from "@/lib/developers/service";
 import { clientAddress } from "@/lib/http/client-address";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { enforce, limits } from "@/lib/http/rate-limit";
 import { validate } from "@/lib/http/validate";
 import type { FormState } from "./form-state";

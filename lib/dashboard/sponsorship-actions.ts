@@ -1,6 +1,6 @@
 "use server";
 
-import { evaluatePolicy } from "@/lib/policies/operations";
+import { evaluatePolicy } from "@/lib/policy-actions/operations";
 import { projectScope } from "./context";
 import type { FormState } from "./form-state";
 import { runOperation } from "./operations";

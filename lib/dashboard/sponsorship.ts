@@ -9,7 +9,7 @@ import { inScope } from "@/lib/db/scope";
 import { budgetUsages } from "@/lib/policies/usage";
 import { describeRule } from "@/lib/policies/purposes";
 import { serializePolicyRule } from "@/lib/policies/serializer";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { budgetLimit, usdMicros } from "@/lib/sponsorship/budgets";
 import { DECLINE_CODES, type DeclineCode } from "@/lib/sponsorship/declines";
 

@@ -9,17 +9,22 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
-import { dataDir } from "@/lib/config";
+import { dataDir, envNumber, envRaw } from "@/lib/config";
+import { metrics } from "@/lib/metrics";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded";
 import { preparesStatements, preparingClient } from "./prepared";
 import { guardTransactions } from "./transaction-guard";
 import * as schema from "./schema";
+import { processSingleton } from "@/lib/singleton";
 
 /** The same drizzle API over either driver. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 /** A database handle or an open transaction: domain functions accept either. */
 export type Queryable = Db | Tx;
+
+/** The rows of a raw `execute(sql…)`: postgres.js answers an array of them, PGlite an object holding them. */
+export const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []));
 
 interface DbHandle {
   db: Db;
@@ -32,15 +37,23 @@ interface DbHandle {
 /** Thrown when the embedded database is held by another live process (the running server). */
 export class EmbeddedDatabaseBusy extends Error {}
 
-// Kept on globalThis: `next dev` may evaluate this module more than once.
-const state = globalThis as unknown as { __dbHandle?: Promise<DbHandle> };
+const state = processSingleton("dbHandle", () => ({ handle: undefined as Promise<DbHandle> | undefined }));
 
 const migrationsFolder = () => path.join(process.cwd(), "lib/db/migrations");
 const MIGRATION_LOCK = 7_253_001;
 
+/**
+ * `db_statements_total` (npm run bench prints statements per landed intent): on PostgreSQL every statement drizzle
+ * sends, prepared or not, inside transactions and savepoints too, with their BEGIN and COMMIT or ROLLBACK
+ * (preparingClient counts them); not postgres.js's own few (a new connection's type lookup, LISTEN). Not through
+ * postgres.js's `debug` hook, which would count those too but makes a failed query's parameters enumerable on its
+ * error, and so printed in the log (a secret among them: CI's log check caught one).
+ */
+const countStatement = (n = 1) => metrics.dbStatements.inc(n);
+
 async function openPostgres(url: string): Promise<DbHandle> {
-  const sql = postgres(url, { max: Number(process.env.DATABASE_POOL_SIZE ?? 30), onnotice: () => {}, prepare: preparesStatements() });
-  const db = drizzlePostgres(preparingClient(sql), { schema, casing: "snake_case" });
+  const sql = postgres(url, { max: envNumber("DATABASE_POOL_SIZE", 10, { above: 0, integer: true }), onnotice: () => {}, prepare: preparesStatements() });
+  const db = drizzlePostgres(preparingClient(sql, preparesStatements(), countStatement), { schema, casing: "snake_case" });
   // Several instances may start at once against one PostgreSQL: one migrates, the others wait.
   const lockConn = await sql.reserve();
   try {
@@ -60,12 +73,37 @@ async function openPostgres(url: string): Promise<DbHandle> {
 }
 
 /**
+ * PGlite's statements for `db_statements_total`, counted where drizzle and the listener call it: `query` and `exec`
+ * (one per call: a multi-statement `exec` is migrations' and LISTEN's), and a transaction as its BEGIN, its body's
+ * `query`/`exec` calls and its COMMIT or ROLLBACK, which PGlite runs through private methods. The instance's own
+ * methods are replaced (drizzle checks `instanceof PGlite`); a counter per call costs nothing measurable.
+ */
+function countStatements(client: PGlite): PGlite {
+  const query = client.query.bind(client);
+  const exec = client.exec.bind(client);
+  const transaction = client.transaction.bind(client);
+  client.query = ((...args: Parameters<PGlite["query"]>) => (countStatement(), query(...args))) as PGlite["query"];
+  client.exec = (...args) => (countStatement(), exec(...args));
+  client.transaction = (body) => {
+    countStatement(); // BEGIN
+    return transaction((tx) => {
+      const txQuery = tx.query.bind(tx);
+      const txExec = tx.exec.bind(tx);
+      tx.query = ((...args: Parameters<typeof tx.query>) => (countStatement(), txQuery(...args))) as typeof tx.query;
+      tx.exec = (...args) => (countStatement(), txExec(...args));
+      return body(tx);
+    }).finally(countStatement); // COMMIT, or ROLLBACK (an explicit tx.rollback() included)
+  };
+  return client;
+}
+
+/**
  * An in-memory database may start from a dumped, already migrated data directory
  * (`PGLITE_TEMPLATE`, written by the test setup): loading one takes ~1.5 s where a fresh
  * initdb takes ~4.5 s on these cores, and every test file opens its own database.
  */
 function templateOptions() {
-  const template = process.env.PGLITE_TEMPLATE;
+  const template = envRaw("PGLITE_TEMPLATE");
   return template ? { loadDataDir: new Blob([fs.readFileSync(template)]) } : undefined;
 }
 
@@ -95,7 +133,7 @@ async function openPgliteDir(dir: string): Promise<PGlite> {
  * `PGLITE_DATA_DIR=memory://` (tests). PGlite serializes transactions itself.
  */
 async function openPglite(): Promise<DbHandle> {
-  const configured = process.env.PGLITE_DATA_DIR;
+  const configured = envRaw("PGLITE_DATA_DIR");
   const inMemory = configured?.startsWith("memory://") ?? false;
   const root = dataDir();
   if (!inMemory) {
@@ -103,7 +141,7 @@ async function openPglite(): Promise<DbHandle> {
     if (!lock.acquired) throw new EmbeddedDatabaseBusy(`The embedded database is in use by process ${lock.owner.pid}.`);
   }
   try {
-    const client = inMemory ? await PGlite.create({ ...templateOptions(), ...PGLITE_OPTIONS }) : await openPgliteDir(configured ?? path.join(root, "pglite"));
+    const client = countStatements(inMemory ? await PGlite.create({ ...templateOptions(), ...PGLITE_OPTIONS }) : await openPgliteDir(configured ?? path.join(root, "pglite")));
     const db = drizzlePglite(client, { schema, casing: "snake_case" });
     await migratePglite(db, { migrationsFolder: migrationsFolder() });
     return {
@@ -124,12 +162,14 @@ async function openPglite(): Promise<DbHandle> {
   }
 }
 
+const openDatabase = (url = envRaw("DATABASE_URL")) => (url ? openPostgres(url) : openPglite());
+
 export function getDbHandle(): Promise<DbHandle> {
-  state.__dbHandle ??= (process.env.DATABASE_URL ? openPostgres(process.env.DATABASE_URL) : openPglite()).catch((err) => {
-    state.__dbHandle = undefined;
+  state.handle ??= openDatabase().catch((err) => {
+    state.handle = undefined;
     throw err;
   });
-  return state.__dbHandle;
+  return state.handle;
 }
 
 export async function getDb(): Promise<Db> {
@@ -137,7 +177,7 @@ export async function getDb(): Promise<Db> {
 }
 
 export async function closeDb(): Promise<void> {
-  const handle = state.__dbHandle;
-  state.__dbHandle = undefined;
+  const handle = state.handle;
+  state.handle = undefined;
   if (handle) await (await handle).close();
 }

@@ -3,6 +3,7 @@
 // each process LISTENs. Nothing is kept before the listener is up; when its connection comes back, everything is
 // dropped (notifications may have been missed meanwhile); a short TTL bounds the rest.
 import { getDbHandle } from "./client";
+import { processSingleton } from "@/lib/singleton";
 
 const CHANNEL = "cache_invalidation";
 
@@ -12,8 +13,7 @@ interface Registry {
   started: Promise<void> | null;
 }
 
-const state = globalThis as unknown as { __invalidation?: Registry };
-const registry = (state.__invalidation ??= { caches: new Set(), listening: false, started: null });
+const registry = processSingleton<Registry>("invalidation", () => ({ caches: new Set(), listening: false, started: null }));
 
 function startListening(): Promise<void> {
   registry.started ??= (async () => {

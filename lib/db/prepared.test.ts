@@ -4,7 +4,7 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { preparedList } from "@/lib/http/list";
-import { createFreshDatabase } from "@/test/fresh-database";
+import { createFreshDatabase } from "@/test/helpers/fresh-database";
 import { inScope } from "./scope";
 import { preparingClient } from "./prepared";
 

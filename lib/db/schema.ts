@@ -364,7 +364,13 @@ export const functionRuns = pgTable(
     functionId: text().notNull(),
     eventId: text().notNull(),
     event: jsonb().$type<{ name: string; data: Record<string, unknown>; id: string; ts: number }>().notNull(),
-    status: text({ enum: ["queued", "running", "completed", "failed"] }).notNull().default("queued"),
+    /** A batch run's events (its function has batchEvents), oldest first; `event` is the first. Null otherwise. */
+    events: jsonb().$type<{ name: string; data: Record<string, unknown>; id: string; ts: number }[]>(),
+    /**
+     * "batched": an event waiting for its function's next batch (not a run: it becomes part of one, and is then
+     * "completed" with `output.batch` naming the run).
+     */
+    status: text({ enum: ["batched", "queued", "running", "completed", "failed"] }).notNull().default("queued"),
     attempt: integer().notNull().default(0),
     steps: jsonb().$type<{ order: string[]; state: Record<string, { id: string; data?: unknown; error?: unknown }> }>().notNull(),
     runAt: timestamp({ withTimezone: true, precision: 6 }).notNull().defaultNow(),
@@ -378,6 +384,7 @@ export const functionRuns = pgTable(
     // One run per function and event: sending an event twice starts nothing new.
     uniqueIndex("function_runs_function_event_unique").on(t.functionId, t.eventId),
     index("function_runs_due").on(t.status, t.runAt),
+    index("function_runs_batched").on(t.functionId, t.createdAt).where(sql`status = 'batched'`),
   ],
 );
 
@@ -896,6 +903,25 @@ export const paymasters = pgTable(
     url: text(),
     context: jsonb().$type<Record<string, unknown>>(),
     deleted: boolean().notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [index().on(t.projectId, t.livemode, t.createdAt, t.id)],
+);
+
+/**
+ * A forwarder contract the project registered (`/v1/forwarder_contracts`, issue 33): a registry of the project's
+ * ERC-2771 forwarders per mode, kept for clients that manage them through the API. Nothing here relays through a
+ * forwarder, so no intent reads it (docs/forwarder-contracts.md).
+ */
+export const forwarderContracts = pgTable(
+  "forwarder_contracts",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    name: text(),
+    chainId: integer().notNull(),
+    address: text().notNull(),
     createdAt: createdAt(),
     updatedAt: createdAt(),
   },

@@ -1,4 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { envRaw } from "@/lib/config";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * A check of the rule that no remote call (chain node, paymaster, webhook) runs inside a database
@@ -9,9 +11,9 @@ import { AsyncLocalStorage } from "node:async_hooks";
  * wrapped or recorded.
  */
 const inTransaction = new AsyncLocalStorage<true>();
-const state = globalThis as unknown as { __remoteCallsInTransactions?: string[] };
+const state = processSingleton("remoteCallsInTransactions", () => ({ calls: [] as string[] }));
 
-export const transactionGuardOn = () => process.env.TRANSACTION_GUARD === "1";
+export const transactionGuardOn = () => envRaw("TRANSACTION_GUARD") === "1";
 
 /** Marks the transactions `db` runs (its `transaction` method), when the guard is on. */
 export function guardTransactions<D extends { transaction: (...args: never[]) => Promise<unknown> }>(db: D): D {
@@ -24,12 +26,12 @@ export function guardTransactions<D extends { transaction: (...args: never[]) =>
 /** Called as a remote call starts: recorded if a transaction is open in this async context. */
 export function noteRemoteCall(what: string) {
   if (!inTransaction.getStore()) return;
-  (state.__remoteCallsInTransactions ??= []).push(`${what} inside a database transaction\n${new Error().stack?.split("\n").slice(2, 14).join("\n")}`);
+  state.calls.push(`${what} inside a database transaction\n${new Error().stack?.split("\n").slice(2, 14).join("\n")}`);
 }
 
 /** The remote calls made inside transactions so far (and forgets them). */
 export function takeRemoteCallsInTransactions(): string[] {
-  const calls = state.__remoteCallsInTransactions ?? [];
-  state.__remoteCallsInTransactions = [];
+  const calls = state.calls;
+  state.calls = [];
   return calls;
 }

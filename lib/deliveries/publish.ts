@@ -1,13 +1,13 @@
-import { and, asc, eq, isNull, lt, sql } from "drizzle-orm";
-import { deliveryEvent } from "@/inngest/events";
-import { sendEvents } from "@/inngest/send";
+import { and, asc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { deliveryJob } from "@/lib/jobs/messages";
+import { sendJobs } from "@/lib/jobs/port";
 import { getDb, type Queryable } from "@/lib/db/client";
 import { outboundEvents, subscriptions, transactionIntents, triggers, webhookSettings } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { afterCommit } from "@/lib/http/after-commit";
 import { newId } from "@/lib/ids";
-import { serializeIntent } from "@/lib/intents/serializer";
-import type { ProjectContext } from "@/lib/projects/service";
+import { serializeIntent } from "@/lib/intent-records/serializer";
+import type { ProjectContext } from "@/lib/tenant";
 import { isIntentTopic, type IntentTopic, type Topic } from "./topics";
 
 export interface Publication {
@@ -29,9 +29,12 @@ export async function publish(db: Queryable, ctx: ProjectContext, event: Publica
   return (await record(db, ctx, event, false)).id;
 }
 
+/** What every attempt of an event delivers: `{type, date, data}`, fixed when it is published. */
+const eventBody = (topic: Topic, data: unknown) => JSON.stringify({ type: topic, date: Math.floor(Date.now() / 1000), data });
+
 /** The event's row, new (`inserted`), or the one an earlier publication of the same happening left. */
 async function record(db: Queryable, ctx: ProjectContext, event: Publication, fannedOut: boolean): Promise<{ id: string; inserted: boolean }> {
-  const body = JSON.stringify({ type: event.topic, date: Math.floor(Date.now() / 1000), data: event.data });
+  const body = eventBody(event.topic, event.data);
   const [row] = await db
     .insert(outboundEvents)
     .values({
@@ -131,7 +134,7 @@ export async function fanOut(db: Queryable, messageId: string): Promise<number> 
 
 /** One delivery event per target, then the event marked fanned out. */
 async function sendToTargets(db: Queryable, messageId: string, projectId: string, targets: string[]) {
-  if (targets.length) await sendEvents(targets.map((target) => deliveryEvent(messageId, target, projectId)));
+  if (targets.length) await sendJobs(targets.map((target) => deliveryJob(messageId, target, projectId)));
   await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(eq(outboundEvents.id, messageId));
 }
 
@@ -181,4 +184,51 @@ export async function publishIntentEvent(db: Queryable, intentId: string, topic:
 export async function publishIntentEventAfterCommit(tx: Queryable, intentId: string, topic: IntentTopic): Promise<string | null> {
   const publication = await intentPublication(tx, intentId, topic);
   return publication ? publishAfterCommit(tx, publication.ctx, publication.event) : null;
+}
+
+/**
+ * Many intents' state changes at once (a bundle's landings or confirmations), as publishIntentEvent publishes each:
+ * the targets looked up once per project, mode and topic, the events recorded in one statement, fanned out at once.
+ * An event already recorded (the relay's step ran again after a crash) is fanned out as far as it had not been.
+ */
+export async function publishIntentEvents(db: Queryable, intents: (typeof transactionIntents.$inferSelect)[], topicOf: IntentTopicOf): Promise<number> {
+  const groups = new Map<string, { ctx: ProjectContext; topic: IntentTopic; intents: (typeof transactionIntents.$inferSelect)[] }>();
+  for (const intent of intents) {
+    const topic = typeof topicOf === "function" ? topicOf(intent) : topicOf;
+    const key = `${intent.projectId}:${intent.livemode}:${topic}`;
+    const group = groups.get(key) ?? { ctx: { projectId: intent.projectId, livemode: intent.livemode }, topic, intents: [] };
+    group.intents.push(intent);
+    groups.set(key, group);
+  }
+  let published = 0;
+  for (const { ctx, topic, intents: members } of groups.values()) {
+    const targets = await deliveryTargets(db, ctx, topic);
+    const rows = members.map((intent) => ({
+      id: newId("message"),
+      projectId: ctx.projectId,
+      livemode: ctx.livemode,
+      topic,
+      objectId: intent.id,
+      requestId: intent.requestId,
+      body: eventBody(topic, serializeIntent(intent)),
+      dedupeKey: `${intent.id}:${topic}`,
+      ...(targets.length === 0 && { fannedOutAt: sql`now()` }),
+    }));
+    const inserted = await db.insert(outboundEvents).values(rows).onConflictDoNothing().returning({ id: outboundEvents.id, dedupeKey: outboundEvents.dedupeKey });
+    published += rows.length;
+    if (targets.length && inserted.length) {
+      await sendJobs(inserted.flatMap(({ id }) => targets.map((target) => deliveryJob(id, target, ctx.projectId))));
+      await db.update(outboundEvents).set({ fannedOutAt: sql`now()` }).where(inArray(outboundEvents.id, inserted.map((r) => r.id)));
+    }
+    // Recorded by an earlier attempt: fanned out if it had not been (fanOut does nothing once it was).
+    if (inserted.length < rows.length) {
+      const done = new Set(inserted.map((r) => r.dedupeKey));
+      const again = await db
+        .select({ id: outboundEvents.id })
+        .from(outboundEvents)
+        .where(and(eq(outboundEvents.projectId, ctx.projectId), inArray(outboundEvents.dedupeKey, rows.map((r) => r.dedupeKey).filter((k) => !done.has(k)))));
+      for (const { id } of again) await fanOut(db, id);
+    }
+  }
+  return published;
 }

@@ -1,3 +1,5 @@
+import { environment, type SettingsEnv } from "@/lib/config";
+
 /**
  * When a failed delivery is tried again: after 5 s, 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, then
  * every 12 h five times: 13 attempts over about 3 days and 6 hours. WEBHOOK_RETRY_SCHEDULE
@@ -17,7 +19,7 @@ export const durationMs = (text: string) => {
   return Number(amount) * UNITS[unit]!;
 };
 
-export function retrySchedule(env: Record<string, string | undefined> = process.env): string[] {
+export function retrySchedule(env: SettingsEnv = environment()): string[] {
   const configured = env.WEBHOOK_RETRY_SCHEDULE?.trim();
   if (!configured) return [...DEFAULT_RETRY_SCHEDULE];
   const steps = configured.split(",").map((s) => s.trim());
@@ -25,4 +27,4 @@ export function retrySchedule(env: Record<string, string | undefined> = process.
   return steps;
 }
 
-export const disableAfterMs = (env: Record<string, string | undefined> = process.env) => durationMs(env.TRIGGER_DISABLE_AFTER?.trim() || DEFAULT_DISABLE_AFTER);
+export const disableAfterMs = (env: SettingsEnv = environment()) => durationMs(env.TRIGGER_DISABLE_AFTER?.trim() || DEFAULT_DISABLE_AFTER);

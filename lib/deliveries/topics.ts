@@ -1,7 +1,7 @@
 /** The topics of transaction-intent state changes: the project webhook gets these. */
 export const INTENT_TOPICS = ["transaction_intent.broadcast", "transaction_intent.successful", "transaction_intent.failed", "transaction_intent.cancelled"] as const;
 
-/** The balance monitors' topics (event definitions, lib/events). */
+/** The balance monitors' topics (event definitions, lib/monitors). */
 export const BALANCE_TOPICS = ["balance.project", "balance.contract", "balance.dev_account"] as const;
 
 /** Every topic an event or subscription may name (the spec's Events section). */

@@ -60,7 +60,7 @@ export const getDeveloperAccount = defineOperation({
   tag,
   input: getDeveloperAccountInput,
   response: developerAccountResponse,
-  run: async ({ db, project, params, input }) => presentDeveloperAccount(db, await service.getDeveloperAccount(db, project, params.id!), input.expand),
+  run: async ({ db, project, params, input }) => presentDeveloperAccount(db, await service.getDeveloperAccount(db, project, params.id), input.expand),
 });
 
 export const updateDeveloperAccount = defineOperation({
@@ -71,7 +71,7 @@ export const updateDeveloperAccount = defineOperation({
   tag,
   input: updateDeveloperAccountInput,
   response: developerAccountResponse,
-  run: async ({ db, project, params, input }) => presentDeveloperAccount(db, await service.renameDeveloperAccount(db, project, params.id!, input.name), input.expand),
+  run: async ({ db, project, params, input }) => presentDeveloperAccount(db, await service.renameDeveloperAccount(db, project, params.id, input.name), input.expand),
 });
 
 export const deleteDeveloperAccount = defineOperation({
@@ -82,7 +82,7 @@ export const deleteDeveloperAccount = defineOperation({
   tag,
   input: z.strictObject({}),
   response: deletedResource("developerAccount"),
-  run: async ({ db, project, params }) => service.deleteDeveloperAccount(db, project, params.id!),
+  run: async ({ db, project, params }) => service.deleteDeveloperAccount(db, project, params.id),
 });
 
 export const developerAccountOperations = [

@@ -1,6 +1,6 @@
 import type { Queryable } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
-import { embeddedIntents } from "@/lib/intents/service";
+import { embeddedIntents } from "@/lib/intent-records/embedded";
 import type { DeveloperAccountResponse } from "./schema";
 import type { DeveloperAccountRow } from "./service";
 

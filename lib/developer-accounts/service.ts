@@ -1,15 +1,16 @@
 import { asc, eq, sql } from "drizzle-orm";
 import { recoverMessageAddress, isAddressEqual, type Address, type Hex } from "viem";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { keyAccount, type KeyAccount } from "@/lib/keys/key-account";
 import { accountSalt, counterfactualAddress } from "@/lib/chain/accounts";
 import type { Queryable } from "@/lib/db/client";
 import { developerAccounts } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, notFound } from "@/lib/http/errors";
+import { badRequest, notFound } from "@/lib/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { decrypt, encrypt } from "@/lib/keys/encryption";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { CreateDeveloperAccountInput, ListDeveloperAccountsInput } from "./schema";
 
 export type DeveloperAccountRow = typeof developerAccounts.$inferSelect;
@@ -125,9 +126,8 @@ export async function tokenCollector(db: Queryable, ctx: ProjectContext): Promis
 }
 
 /** Decrypts a custodial developer account's owner key only for the signer handed back. */
-export function developerSigner(row: DeveloperAccountRow): PrivateKeyAccount {
+export function developerSigner(row: DeveloperAccountRow): KeyAccount {
   if (!row.custodial || !row.encryptedPrivateKey || !row.ownerAddress) throw new Error(`developer account ${row.id} is not custodial`);
-  const account = privateKeyToAccount(decrypt(row.encryptedPrivateKey, developerKeyAad(row.projectId, row.ownerAddress)) as Hex);
-  if (account.address !== row.ownerAddress) throw new Error(`developer account ${row.id}'s key does not match its owner`);
-  return account;
+  // The decryption authenticates the owner address (developerKeyAad): the key is not derived again (keyAccount).
+  return keyAccount(decrypt(row.encryptedPrivateKey, developerKeyAad(row.projectId, row.ownerAddress)) as Hex, row.ownerAddress as Address);
 }

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { developers, organizationInvites, organizationMembers, organizations } from "@/lib/db/schema";
-import { ApiError, badRequest } from "@/lib/http/errors";
+import { badRequest, forbidden } from "@/lib/errors";
 import { sha256 } from "@/lib/keys/encryption";
 import { newToken } from "@/lib/projects/claims";
 
@@ -30,7 +30,7 @@ export async function roleIn(db: Queryable, organizationId: string, developerId:
  */
 export async function createInvite(db: Queryable, organizationId: string, invitedBy: string, email: string, now = new Date()) {
   return db.transaction(async (tx) => {
-    if ((await roleIn(tx, organizationId, invitedBy)) !== "owner") throw new ApiError(403, "permission_error", "Only the organization's owner can invite developers.");
+    if ((await roleIn(tx, organizationId, invitedBy)) !== "owner") throw forbidden("Only the organization's owner can invite developers.");
     const [member] = await tx
       .select({ id: developers.id })
       .from(organizationMembers)
@@ -105,7 +105,7 @@ export async function team(db: Queryable, organizationId: string, now = new Date
 
 /** The owner withdraws an open invitation; its link stops working. */
 export async function revokeInvite(db: Queryable, organizationId: string, developerId: string, inviteId: string) {
-  if ((await roleIn(db, organizationId, developerId)) !== "owner") throw new ApiError(403, "permission_error", "Only the organization's owner can revoke invitations.");
+  if ((await roleIn(db, organizationId, developerId)) !== "owner") throw forbidden("Only the organization's owner can revoke invitations.");
   const deleted = await db
     .delete(organizationInvites)
     .where(and(eq(organizationInvites.id, inviteId), eq(organizationInvites.organizationId, organizationId), isNull(organizationInvites.acceptedAt)))

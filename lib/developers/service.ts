@@ -1,15 +1,20 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { developerIdentities, developers, organizationMembers, organizations, projects } from "@/lib/db/schema";
-import { ApiError, badRequest, conflict } from "@/lib/http/errors";
+import { badRequest, conflict, forbidden } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { claimProjectInto } from "@/lib/projects/claims";
 import { createProject } from "@/lib/projects/service";
 import { acceptInviteIn, openInvite } from "./invites";
 import { decoyHash, hashPassword, verifyPassword } from "@/lib/keys/password";
 import type { SignUpInput } from "./schema";
+import { envText } from "@/lib/config";
+import { lockout } from "@/lib/lockout";
 
 export type DeveloperRow = typeof developers.$inferSelect;
+
+/** Guessing developers' passwords: 10 wrong ones within 15 minutes lock an email for 15 minutes (on every instance). */
+export const signInLockout = lockout("dashboard-sign-in");
 
 // Serializes sign-ups, so two at once with one email get a clear 409 rather than a unique-index error.
 const SIGN_UP_LOCK = 7_253_101;
@@ -19,7 +24,7 @@ const SIGN_UP_LOCK = 7_253_101;
  * default): then only an invitation, or the claim link of the first start's project, signs someone
  * up, so `npm start` and that link still make the first developer. Any other value keeps it closed.
  */
-export const signUpClosed = () => process.env.SIGNUP?.trim().toLowerCase() !== "open";
+export const signUpClosed = () => envText("SIGNUP")?.toLowerCase() !== "open";
 
 /** How a developer came to sign up: through an invitation into an organization, or a project's claim link. */
 export interface SignUpVia {
@@ -38,7 +43,7 @@ async function createDeveloper(db: Queryable, input: { email: string; name?: str
     const invite = via.invite ? await openInvite(tx, via.invite) : null;
     if (invite && invite.email !== input.email) throw badRequest(`This invitation is for ${invite.email}: sign up with that email.`);
     if (!invite && !via.claim && signUpClosed()) {
-      throw new ApiError(403, "permission_error", "Sign-up on this server is by invitation only: ask an organization owner for an invitation link.");
+      throw forbidden("Sign-up on this server is by invitation only: ask an organization owner for an invitation link.");
     }
     const [taken] = await tx.select({ id: developers.id }).from(developers).where(eq(developers.email, input.email));
     if (taken) throw conflict("A developer with this email already exists. Sign in instead.");

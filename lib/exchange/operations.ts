@@ -13,6 +13,7 @@ const tag = "Exchange";
 
 export const quoteSwap = defineOperation({
   operationId: "quoteSwap",
+  cost: "chain",
   method: "POST",
   path: "/v1/exchange/quote",
   summary:
@@ -25,6 +26,7 @@ export const quoteSwap = defineOperation({
 
 export const createSwap = defineOperation({
   operationId: "createSwap",
+  cost: "chain",
   method: "POST",
   path: "/v1/exchange",
   summary: "Swap tokens: a transaction intent of the account (fee, approve and swap in one operation), sponsored under policy or paid by the account",

@@ -1,9 +1,10 @@
 import { erc20Abi, isAddressEqual, type Abi, type Address } from "viem";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { viemChain, type ChainConfig } from "@/lib/chain/registry";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { routerAbi } from "./abi";
 import { localExchange } from "./deployment";
+import { processSingleton } from "@/lib/singleton";
 
 /** The v2 router a chain swaps through, its WETH and the tokens routes may pass through. */
 export interface ChainExchange {
@@ -13,7 +14,7 @@ export interface ChainExchange {
   bases: Address[];
 }
 
-const wethOf = globalThis as unknown as { __routerWeth?: Map<string, Address> };
+const wethOf = processSingleton("routerWeth", () => new Map<string, Address>());
 
 /**
  * The chain's exchange: its configured router (WETH as configured, else the router's own WETH()), or on a
@@ -21,12 +22,11 @@ const wethOf = globalThis as unknown as { __routerWeth?: Map<string, Address> };
  */
 export async function exchangeFor(chain: ChainConfig): Promise<ChainExchange> {
   if (chain.router) {
-    wethOf.__routerWeth ??= new Map();
     const key = `${chain.chainId}:${chain.router}`;
-    let weth = chain.weth ?? wethOf.__routerWeth.get(key);
+    let weth = chain.weth ?? wethOf.get(key);
     if (!weth) {
       weth = await onChain(chain, () => publicClient(chain).readContract({ address: chain.router!, abi: routerAbi, functionName: "WETH" }));
-      wethOf.__routerWeth.set(key, weth);
+      wethOf.set(key, weth);
     }
     return { router: chain.router, weth, bases: [weth] };
   }

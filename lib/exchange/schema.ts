@@ -1,7 +1,6 @@
 import { getAddress, isAddress, maxUint256, type Address } from "viem";
 import { z } from "zod";
-import { chainIdField } from "@/lib/chain/registry";
-import { addressField, booleanField, documentedAs, integerField } from "@/lib/http/fields";
+import { addressField, booleanField, chainIdField, documentedAs, integerField } from "@/lib/http/fields";
 
 /** A token: an address, or the word `native` for the chain's native coin. */
 const tokenField = () => {

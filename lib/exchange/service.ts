@@ -10,11 +10,11 @@ import { encodeAccountCalls, estimateUserOperation, type AccountCall } from "@/l
 import type { Queryable } from "@/lib/db/client";
 import { accounts } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, referenced } from "@/lib/http/errors";
+import { badRequest, referenced } from "@/lib/errors";
 import { getPlayer } from "@/lib/players/service";
 import type { RuledCall } from "@/lib/policies/evaluate";
 import { inUsd } from "@/lib/policies/reports";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { playerSender, type IntentSender } from "@/lib/intents/sender";
 import { loadPolicy, recordIntent, type IntentRow } from "@/lib/intents/service";
 import { routerAbi } from "./abi";

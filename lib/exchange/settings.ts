@@ -3,9 +3,9 @@ import type { Address } from "viem";
 import type { Queryable } from "@/lib/db/client";
 import { exchangeSettings } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { notFound } from "@/lib/http/errors";
+import { notFound } from "@/lib/errors";
 import { unixSeconds } from "@/lib/http/resource";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 type SettingsRow = typeof exchangeSettings.$inferSelect;
 

@@ -1,31 +1,22 @@
 import { z } from "zod";
-import { chainFor, chainIdField } from "@/lib/chain/registry";
-import { addressField, listInput, textField } from "@/lib/http/fields";
+import { addressField, chainIdField, listInput, textField } from "@/lib/http/fields";
 import { listEnvelope } from "@/lib/http/list";
-import { badRequest, notFound } from "@/lib/http/errors";
 import { defineOperation } from "@/lib/http/operation";
 import { deletedResource, listResponse } from "@/lib/http/resource";
+import * as forwarders from "./service";
 
 /**
- * ERC-2771 forwarder contracts (`/v1/forwarder_contracts`, the SDK's ForwarderContractApi).
- *
- * Every transaction here runs from an ERC-4337 smart account whose gas a policy (or a registered
- * ERC-7677 paymaster) sponsors; nothing relays meta-transactions through a trusted forwarder yet.
- * A stored forwarder would therefore change nothing about any intent, so the service refuses to
- * create one (after checking the body, so bad input still gets its own answer) instead of keeping a
- * record that silently does nothing. There are never any to list, read, update or delete.
+ * ERC-2771 forwarder contracts (`/v1/forwarder_contracts`, the SDK's ForwarderContractApi): create, list, get,
+ * update and delete, scoped to the key's project and mode. A registry only: our relay needs no forwarder (every
+ * transaction runs from an ERC-4337 smart account whose gas a policy sponsors), and no intent reads it.
  */
 
 const tag = "Forwarder contracts";
 
-export const FORWARDERS_UNSUPPORTED =
-  "Forwarder contracts (ERC-2771 meta-transactions) are not supported: every transaction runs from an ERC-4337 smart account " +
-  "whose gas a policy sponsors, through our paymaster or a registered ERC-7677 paymaster (/v1/paymasters). Nothing was created.";
-
-const forwarderInput = {
-  address: addressField(),
+const fields = {
+  address: addressField().describe("The forwarder contract's address (the spec calls it the paymaster address)."),
   chainId: chainIdField(),
-  name: textField(255).min(1).optional(),
+  name: textField(255).optional(),
 };
 
 const forwarderResponse = z.object({
@@ -34,40 +25,32 @@ const forwarderResponse = z.object({
   createdAt: z.number().int(),
   address: z.string(),
   chainId: z.number().int(),
-  name: z.string().nullable(),
+  name: z.string().optional(),
 });
-
-const refuse = (address: string): never => {
-  throw badRequest(FORWARDERS_UNSUPPORTED, { address: { value: address, message: "forwarder contracts are not supported" } });
-};
-
-const missing = (id: string): never => {
-  throw notFound("forwarder contract", id);
-};
 
 export const createForwarderContract = defineOperation({
   operationId: "createForwarderContract",
   method: "POST",
   path: "/v1/forwarder_contracts",
-  summary: "Create a forwarder contract (not supported: answers 400)",
+  summary: "Register a forwarder contract (a registry: our relay does not use it)",
   tag,
-  input: z.strictObject(forwarderInput),
+  input: z.strictObject(fields),
   response: forwarderResponse,
-  run: async ({ project, input }) => {
-    chainFor(project, input.chainId);
-    return refuse(input.address);
-  },
+  run: async ({ db, project, input }) => forwarders.serializeForwarderContract(await forwarders.createForwarderContract(db, project, input)),
 });
 
 export const listForwarderContracts = defineOperation({
   operationId: "listForwarderContracts",
   method: "GET",
   path: "/v1/forwarder_contracts",
-  summary: "List forwarder contracts (always empty)",
+  summary: "List forwarder contracts, newest first",
   tag,
   input: z.strictObject(listInput),
   response: listResponse(forwarderResponse),
-  run: async ({ input, path }) => listEnvelope(path, input, [], 0),
+  run: async ({ db, project, input, path }) => {
+    const { rows, total } = await forwarders.listForwarderContracts(db, project, input);
+    return listEnvelope(path, input, rows.map(forwarders.serializeForwarderContract), total);
+  },
 });
 
 export const getForwarderContract = defineOperation({
@@ -78,18 +61,18 @@ export const getForwarderContract = defineOperation({
   tag,
   input: z.strictObject({}),
   response: forwarderResponse,
-  run: async ({ params }) => missing(params.id!),
+  run: async ({ db, project, params }) => forwarders.serializeForwarderContract(await forwarders.getForwarderContract(db, project, params.id)),
 });
 
 export const updateForwarderContract = defineOperation({
   operationId: "updateForwarderContract",
   method: "POST",
   path: "/v1/forwarder_contracts/{id}",
-  summary: "Update a forwarder contract",
+  summary: "Update a forwarder contract (fields sent replace the stored ones; name= clears the name)",
   tag,
-  input: z.strictObject({ address: forwarderInput.address.optional(), chainId: forwarderInput.chainId.optional(), name: forwarderInput.name }),
+  input: z.strictObject({ address: fields.address.optional(), chainId: fields.chainId.optional(), name: fields.name }),
   response: forwarderResponse,
-  run: async ({ params }) => missing(params.id!),
+  run: async ({ db, project, params, input }) => forwarders.serializeForwarderContract(await forwarders.updateForwarderContract(db, project, params.id, input)),
 });
 
 export const deleteForwarderContract = defineOperation({
@@ -100,7 +83,7 @@ export const deleteForwarderContract = defineOperation({
   tag,
   input: z.strictObject({}),
   response: deletedResource("forwarderContract"),
-  run: async ({ params }) => missing(params.id!),
+  run: async ({ db, project, params }) => forwarders.deleteForwarderContract(db, project, params.id),
 });
 
 export const forwarderContractOperations = [

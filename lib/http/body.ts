@@ -1,4 +1,4 @@
-import { ApiError, badRequest } from "./errors";
+import { ApiError, badRequest, payloadTooLarge, unsupportedMediaType } from "@/lib/errors";
 import { countParams, MAX_PARAMS, parseBracketParams, tooManyParams } from "./form";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -6,7 +6,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_JSON_DEPTH = 64;
 
 const tooLarge = (limit: number) =>
-  new ApiError(413, "invalid_request_error", `Request body is larger than ${limit === MAX_BODY_BYTES ? "1 MiB" : `${limit} bytes`}.`);
+  payloadTooLarge(`Request body is larger than ${limit === MAX_BODY_BYTES ? "1 MiB" : `${limit} bytes`}.`);
 
 /**
  * The body as text, counting bytes as they arrive: reading stops at `limit`, whether or not a
@@ -101,9 +101,5 @@ export async function readBody(request: Request, limit = MAX_BODY_BYTES, paramBu
   if (text.trim() === "") return {};
   if (json) return parseJsonObject(text, paramBudget);
   if (type === "application/x-www-form-urlencoded" || type === "") return parseForm(text, paramBudget);
-  throw new ApiError(
-    415,
-    "invalid_request_error",
-    `Unsupported Content-Type '${type}'. Send application/x-www-form-urlencoded or application/json.`,
-  );
+  throw unsupportedMediaType(`Unsupported Content-Type '${type}'. Send application/x-www-form-urlencoded or application/json.`);
 }

@@ -1,5 +1,6 @@
 import type http from "node:http";
 import ipaddr from "ipaddr.js";
+import { envText } from "@/lib/config";
 
 type HeaderSource = Headers | Record<string, string | string[] | undefined> | undefined;
 
@@ -9,7 +10,7 @@ type HeaderSource = Headers | Record<string, string | string[] | undefined> | un
  * below), the address comes from the socket and the origin from the Host header.
  */
 export const trustedHops = () => {
-  const raw = process.env.TRUST_PROXY?.trim().toLowerCase();
+  const raw = envText("TRUST_PROXY")?.toLowerCase();
   if (!raw || raw === "false" || raw === "0") return 0;
   const n = Number(raw);
   return Number.isInteger(n) && n > 0 ? n : 1;

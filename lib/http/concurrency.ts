@@ -1,5 +1,6 @@
 import { envNumber, type EnvNumberRule } from "@/lib/config";
-import { ApiError } from "./errors";
+import { tooManyRequests } from "@/lib/errors";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * A per-project share of this process's chain work (simulations, RPC reads): at most
@@ -14,8 +15,7 @@ interface Lane {
   waiting: (() => void)[];
 }
 
-const state = globalThis as unknown as { __chainLanes?: Map<string, Lane> };
-const lanes = (state.__chainLanes ??= new Map());
+const lanes = processSingleton("chainLanes", () => new Map<string, Lane>());
 
 // A count: an integer of at least 0 (an empty setting is unset, as everywhere else, no longer 0).
 const COUNT: EnvNumberRule = { min: 0, integer: true };
@@ -27,9 +27,7 @@ export async function withProjectShare<T>(scope: string, work: () => Promise<T>)
   lanes.set(scope, lane);
   if (lane.running >= concurrency) {
     if (lane.waiting.length >= queue) {
-      throw new ApiError(429, "rate_limit_error", `Too many concurrent requests doing chain work for this project (at most ${concurrency} at once, ${queue} waiting); retry after 1s.`, undefined, {
-        "retry-after": "1",
-      });
+      throw tooManyRequests(`Too many concurrent requests doing chain work for this project (at most ${concurrency} at once, ${queue} waiting)`, 1);
     }
     await new Promise<void>((resolve) => lane.waiting.push(resolve));
   } else lane.running++;

@@ -1,5 +1,6 @@
 import { getAddress, isAddress } from "viem";
 import { z } from "zod";
+import { isSupportedChain, unsupportedChain } from "@/lib/chain/registry";
 
 /** JSON Schema to show in the OpenAPI document for schemas whose input side is a coercion. */
 export const documentedAs = new WeakMap<z.ZodType, Record<string, unknown>>();
@@ -32,6 +33,12 @@ export const listField = <T extends z.ZodType>(item: T) =>
     z.preprocess((v) => (typeof v === "string" ? (v === "" ? [] : v.split(",")) : v), z.array(item)),
     { type: "array", items: z.toJSONSchema(item, { io: "input", unrepresentable: "any" }) },
   );
+
+/** A `chainId` parameter: an integer naming a configured chain. */
+export const chainIdField = () =>
+  integerField({ min: 1 }).superRefine((chainId, ctx) => {
+    if (!isSupportedChain(chainId)) ctx.addIssue({ code: "custom", message: unsupportedChain(chainId) });
+  });
 
 export const expandField = <T extends readonly [string, ...string[]]>(names: T) => listField(z.enum(names)).optional();
 

@@ -1,4 +1,4 @@
-import { badRequest } from "./errors";
+import { badRequest } from "@/lib/errors";
 
 const FORBIDDEN_SEGMENTS = new Set(["__proto__", "prototype", "constructor"]);
 const MAX_DEPTH = 10;

@@ -2,13 +2,13 @@ import { isUnreachable } from "@/lib/chain/clients";
 import { getDb, type Db } from "@/lib/db/client";
 import { isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { newId } from "@/lib/ids";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { requireHttps } from "./auth";
-import { ApiError } from "./errors";
+import { ApiError } from "@/lib/errors";
 import { requestOrigin } from "./origin";
 import { withProjectShare } from "./concurrency";
 import { clientAddress } from "./client-address";
-import { EXPENSIVE_OPERATIONS, enforce, laneOf, limits, takeToken, type Spender } from "./rate-limit";
+import { enforce, laneOf, limits, takeToken, type Spender } from "./rate-limit";
 import { credentialOf, requestHash, runIdempotent } from "./idempotency";
 import type { Operation } from "./operation";
 import { budgetOf, secretKey } from "./principals";
@@ -81,7 +81,7 @@ export function handle(op: Operation) {
       // The secret key spends the project's budget, public credentials a budget of their own (per client address too).
       const budget = budgetOf(strategy, caller);
       const spender: Spender = budget === "public" ? { budget, address: clientAddress(request.headers) } : { budget: "secret" };
-      if (project && budget) await takeToken(db, project, op.operationId, undefined, spender);
+      if (project && budget) await takeToken(db, project, op, undefined, spender);
       const params = await readingRequest(() => readPathParams(routeParams));
       const { raw, input } = await readRequest(op, request, url, caller.body);
       const activeDb = db;
@@ -99,7 +99,7 @@ export function handle(op: Operation) {
       });
       const run = () => op.run(context());
       const execute = async () => {
-        const body = project && EXPENSIVE_OPERATIONS.has(op.operationId) ? await withProjectShare(laneOf(project, spender), run) : await run();
+        const body = project && op.cost === "chain" ? await withProjectShare(laneOf(project, spender), run) : await run();
         if (process.env.VITEST && !(body instanceof Response)) op.response.parse(body); // the documented shape is the real shape
         return { status: 200, body };
       };

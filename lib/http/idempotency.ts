@@ -5,9 +5,9 @@ import { idempotencyKeys } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { envNumber } from "@/lib/config";
 import { decrypt, encrypt, sha256 } from "@/lib/keys/encryption";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { deferringSideEffects, runDeferred } from "./after-commit";
-import { ApiError } from "./errors";
+import { ApiError, badRequest, idempotencyConflict } from "@/lib/errors";
 
 export interface StoredResponse {
   status: number;
@@ -78,7 +78,6 @@ const expired = lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`);
 const leaseSeconds = () => envNumber("IDEMPOTENCY_LEASE_SECONDS", 30, { above: 0 });
 const stale = () => or(expired, and(isNull(idempotencyKeys.responseStatus), lt(idempotencyKeys.createdAt, sql`now() - make_interval(secs => ${leaseSeconds()})`)))!;
 
-const idempotencyError = (message: string, headers?: Record<string, string>) => new ApiError(409, "idempotency_error", message, undefined, headers);
 
 // Answers may carry tokens (sign-in, password-reset tokens): sealed like other secrets, bound to their row.
 export const idempotencyAad = (row: { projectId: string; livemode: boolean | string; credential: string; key: string }) =>
@@ -104,7 +103,7 @@ export async function runIdempotent(
   hash: string,
   execute: () => Promise<{ status: number; body: unknown }>,
 ): Promise<StoredResponse> {
-  if (key.length > 255) throw new ApiError(400, "invalid_request_error", "Idempotency-Key must be at most 255 characters.");
+  if (key.length > 255) throw badRequest("Idempotency-Key must be at most 255 characters.");
   const scope = inScope(idempotencyKeys, project, eq(idempotencyKeys.credential, credential), eq(idempotencyKeys.key, key));
   const aad = idempotencyAad({ ...project, credential, key });
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -135,12 +134,12 @@ export async function runIdempotent(
         continue;
       }
       if (existing.requestHash !== hash) {
-        throw idempotencyError(
+        throw idempotencyConflict(
           `Keys for idempotent requests can only be used with the same parameters they were first used with. Use a new Idempotency-Key for '${key}'.`,
         );
       }
       if (existing.responseStatus === null) {
-        throw idempotencyError(`A request with Idempotency-Key '${key}' is still being processed (in progress); retry later.`, { "retry-after": "1" });
+        throw idempotencyConflict(`A request with Idempotency-Key '${key}' is still being processed (in progress); retry later.`, { "retry-after": "1" });
       }
       return { status: existing.responseStatus, body: open(existing.sealedResponse, aad), replayed: true };
     }
@@ -154,7 +153,7 @@ export async function runIdempotent(
     if (Math.random() < 0.01) await purgeExpired(db);
     return { ...(await runClaimed(db, scope, aad, key, project, execute)), replayed: false };
   }
-  throw idempotencyError(`Idempotency-Key '${key}' is contended; retry later.`, { "retry-after": "1" });
+  throw idempotencyConflict(`Idempotency-Key '${key}' is contended; retry later.`, { "retry-after": "1" });
 }
 
 async function runClaimed(

@@ -1,7 +1,8 @@
 import type { Db } from "@/lib/db/client";
-import { findPublishableKey, type AuthenticatedKey, type ProjectContext } from "@/lib/projects/service";
+import { findPublishableKey, type AuthenticatedKey } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { authenticate } from "./auth";
-import { notFound } from "./errors";
+import { notFound } from "@/lib/errors";
 
 /**
  * How an operation's caller proves who it is: a strategy of the one request pipeline, declared

@@ -1,4 +1,4 @@
-import { listenHost } from "@/lib/config";
+import { listenHost, envText } from "@/lib/config";
 
 /**
  * Our public base URL, for URLs a third party keeps and sends browsers to (an OAuth client's
@@ -8,12 +8,12 @@ import { listenHost } from "@/lib/config";
  * request came to (`requestOrigin`). Undefined when production has no name to trust.
  */
 export function publicBaseUrl(requestOrigin: string | undefined): string | undefined {
-  const configured = process.env.PUBLIC_URL?.trim();
+  const configured = envText("PUBLIC_URL");
   if (configured) return configured.replace(/\/+$/, "");
   if (process.env.NODE_ENV !== "production") return requestOrigin;
   const host = listenHost();
   // Every interface: the server cannot know which of its names browsers reach it by.
   if (["0.0.0.0", "::", "[::]"].includes(host)) return undefined;
-  const port = process.env.PORT?.trim() || "3000";
+  const port = envText("PORT") ?? "3000";
   return `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
 }

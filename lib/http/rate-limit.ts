@@ -2,8 +2,10 @@ import { lt, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { rateLimitCounters } from "@/lib/db/schema";
 import { envNumber } from "@/lib/config";
-import { ApiError } from "./errors";
+import { tooManyRequests } from "@/lib/errors";
 import { log } from "@/lib/log";
+import type { Operation } from "./operation";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * Rate limits kept in the database, so every instance behind a load balancer counts into the
@@ -42,51 +44,13 @@ export const limits = {
   public: (): Limit => ({ max: envNumber("RATE_LIMIT_PUBLIC_PER_MINUTE", 300), windowMs: 60_000 }),
 };
 
-/** The operations that do chain work (simulation, RPC reads, a relay queued): their own smaller per-project share. */
-export const EXPENSIVE_OPERATIONS: ReadonlySet<string> = new Set([
-  "createTransactionIntent",
-  "signature",
-  "deployAccount",
-  "readContract",
-  "requestTransferOwnership",
-  "cancelTransferOwnership",
-  "startRecovery",
-  "completeRecovery",
-  "withdrawFromPolicy",
-  "syncAccount",
-  // Sessions: writes build operations; reads ask the chain whether each key is active.
-  "createSession",
-  "revokeSession",
-  "signatureSession",
-  "getPlayerSessions",
-  "getSession",
-  // Swaps: a quote prices every route on chain and simulates the operation.
-  "quoteSwap",
-  "createSwap",
-  // Inventories read balances from the chain (nft ones may first index the contracts' transfers).
-  "getPlayerNativeInventory",
-  "getPlayerCryptoCurrencyInventory",
-  "getPlayerNftInventory",
-  "getAccountNativeInventory",
-  "getAccountCryptoCurrencyInventory",
-  "getAccountNftInventory",
-  // With public credentials: SIWE checks a smart wallet's signature on chain (ERC-1271/6492), the ERC-7677
-  // service estimates and simulates, the signing page's signature relays the intent.
-  "authenticateSIWE",
-  "linkSIWE",
-  "paymasterService",
-  "signingLinkSignature",
-  // Estimates and simulates on chain with a public key, as paymasterService does.
-  "bundlerRpc",
-]);
-
 const CLEANUP_EVERY_MS = 60_000;
-const state = globalThis as unknown as { __rateLimitCleanup?: number };
+const state = processSingleton("rateLimitCleanup", () => ({ at: 0 }));
 
 /** Deletes counters whose window has ended, at most once a minute per process, off the request's path. */
 function cleanUp(db: Queryable, now: number) {
-  if (now - (state.__rateLimitCleanup ?? 0) < CLEANUP_EVERY_MS) return;
-  state.__rateLimitCleanup = now;
+  if (now - state.at < CLEANUP_EVERY_MS) return;
+  state.at = now;
   db.delete(rateLimitCounters)
     .where(lt(rateLimitCounters.expiresAt, now))
     .catch((err: unknown) => log.warn({ err }, "rate-limit cleanup failed"));
@@ -123,13 +87,10 @@ export async function hit(db: Queryable, bucket: string, limit: Limit, now = Dat
   return outcome!;
 }
 
-export const tooMany = (message: string, retryAfter: number) =>
-  new ApiError(429, "rate_limit_error", `${message}; retry after ${retryAfter}s.`, undefined, { "retry-after": String(retryAfter) });
-
 /** Throws a 429 `rate_limit_error` (with Retry-After) once the bucket is over its limit. */
 export async function enforce(db: Queryable, bucket: string, limit: Limit, message: string, now = Date.now()) {
   const result = await hit(db, bucket, limit, now);
-  if (!result.allowed) throw tooMany(message, result.retryAfter);
+  if (!result.allowed) throw tooManyRequests(message, result.retryAfter);
 }
 
 /**
@@ -149,10 +110,11 @@ export const laneOf = (project: { projectId: string; livemode: boolean }, spende
 
 type Bucket = { bucket: string; limit: Limit; message: string };
 
-export async function takeToken(db: Queryable, project: { projectId: string; livemode: boolean }, operationId: string, now = Date.now(), spender: Spender = SECRET) {
+/** Spends a request to `op` from the project's budgets: also from its chain share when the operation declares `cost: "chain"`. */
+export async function takeToken(db: Queryable, project: { projectId: string; livemode: boolean }, op: Pick<Operation, "operationId" | "cost">, now = Date.now(), spender: Spender = SECRET) {
   const scope = projectScope(project);
   if (!(limits.api().max > 0)) return; // RATE_LIMIT_PER_SECOND=0 turns the API's limits off: the chain shares and the public budget with them
-  const chain = EXPENSIVE_OPERATIONS.has(operationId);
+  const chain = op.cost === "chain";
   let buckets: Bucket[];
   if (spender.budget === "public") {
     // The address's share first, alone: a request it refuses must not spend the project's public budget,
@@ -160,10 +122,10 @@ export async function takeToken(db: Queryable, project: { projectId: string; liv
     const perAddress = { bucket: `public-api:${scope}@${spender.address}`, limit: limits.publicApiPerAddress(), message: "Too many requests with this project's public credentials from your address" };
     await check(db, [perAddress], now);
     buckets = [{ bucket: `public-api:${scope}`, limit: limits.publicApi(), message: "Too many requests with this project's public credentials" }];
-    if (chain) buckets.push({ bucket: `public-chain:${scope}`, limit: limits.publicExpensive(), message: `Too many ${operationId} requests with this project's public credentials` });
+    if (chain) buckets.push({ bucket: `public-chain:${scope}`, limit: limits.publicExpensive(), message: `Too many ${op.operationId} requests with this project's public credentials` });
   } else {
     buckets = [{ bucket: `api:${scope}`, limit: limits.api(), message: "Too many requests for this project" }];
-    if (chain) buckets.push({ bucket: `chain:${scope}`, limit: limits.expensive(), message: `Too many ${operationId} requests for this project` });
+    if (chain) buckets.push({ bucket: `chain:${scope}`, limit: limits.expensive(), message: `Too many ${op.operationId} requests for this project` });
   }
   // One statement for the project's buckets: the request's whole cost of limiting is a single round trip (two for public callers).
   await check(db, buckets, now);
@@ -173,5 +135,5 @@ export async function takeToken(db: Queryable, project: { projectId: string; liv
 async function check(db: Queryable, buckets: Bucket[], now: number) {
   const outcomes = await hitAll(db, buckets, now);
   const refused = outcomes.findIndex((o) => !o.allowed);
-  if (refused >= 0) throw tooMany(buckets[refused]!.message, outcomes[refused]!.retryAfter);
+  if (refused >= 0) throw tooManyRequests(buckets[refused]!.message, outcomes[refused]!.retryAfter);
 }

@@ -1,5 +1,5 @@
 import { readBody } from "./body";
-import { ApiError, badRequest } from "./errors";
+import { ApiError, badRequest } from "@/lib/errors";
 import { MAX_PARAMS, parseBracketParams } from "./form";
 import type { Operation } from "./operation";
 import { unstorable, validate } from "./validate";

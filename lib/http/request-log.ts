@@ -2,9 +2,10 @@ import { gte, sql } from "drizzle-orm";
 import type { Db, Queryable } from "@/lib/db/client";
 import { requestLogs } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { listPage } from "./list";
 import { log } from "@/lib/log";
+import { processSingleton } from "@/lib/singleton";
 
 export interface RequestLogEntry {
   id: string;
@@ -25,8 +26,7 @@ interface LogBuffer {
   flushing: Promise<void>;
 }
 
-const state = globalThis as unknown as { __requestLog?: LogBuffer };
-const buffer = (state.__requestLog ??= { db: null, rows: [], timer: null, flushing: Promise.resolve() });
+const buffer = processSingleton<LogBuffer>("requestLog", () => ({ db: null, rows: [], timer: null, flushing: Promise.resolve() }));
 
 /**
  * Method, path, status and timing only: never headers, keys or bodies. Written in batches

@@ -1,5 +1,5 @@
 import { newId } from "@/lib/ids";
-import { ApiError } from "./errors";
+import { missing, notAllowed } from "@/lib/errors";
 import { errorResponse, handle } from "./handle";
 import type { HttpMethod, Operation } from "./operation";
 
@@ -22,14 +22,14 @@ export function routes(...ops: Operation[]): Record<(typeof METHODS)[number], Ro
 /** The JSON 405 (with `Allow`) for a method a route does not serve; a route file exports it for each such method. */
 export function methodNotAllowed(allow: string): RouteHandler {
   return async (request) =>
-    errorResponse(new ApiError(405, "invalid_request_error", `${request.method} is not allowed here. Allowed: ${allow}.`, undefined, { allow }), newId("request"));
+    errorResponse(notAllowed(`${request.method} is not allowed here. Allowed: ${allow}.`, allow), newId("request"));
 }
 
 /** For paths that match no endpoint. */
 export async function unknownRoute(request: Request): Promise<Response> {
   const path = new URL(request.url).pathname;
   return errorResponse(
-    new ApiError(404, "invalid_request_error", `Unrecognized request URL (${request.method}: ${path}).`),
+    missing(`Unrecognized request URL (${request.method}: ${path}).`),
     newId("request"),
   );
 }

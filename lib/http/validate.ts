@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { badRequest, MAX_DETAILS, nameList, type ErrorDetails } from "./errors";
+import { badRequest, MAX_DETAILS, nameList, type ErrorDetails } from "@/lib/errors";
 
 /** `interactions[0][contract]`: the same bracket notation clients send. */
 function paramName(path: readonly PropertyKey[]): string {

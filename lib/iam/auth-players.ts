@@ -3,14 +3,14 @@ import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { createAccount } from "@/lib/accounts/service";
-import { badRequest, conflict, notFound } from "@/lib/http/errors";
+import { badRequest, conflict, notFound } from "@/lib/errors";
 import type { Metadata } from "@/lib/http/fields";
 import { listPage, type ListParams } from "@/lib/http/list";
 import { findIdentity, identitiesOf, linkIdentity, normalisedUserId, presentAuthPlayer, releaseDeletedIdentity } from "@/lib/iam/identities";
-import { revokePlayerSessions } from "@/lib/iam/sessions";
+import { revokePlayerSessions } from "@/lib/players/player-sessions";
 import { presentPlayers } from "@/lib/players/present";
 import { createPlayer, type PlayerRow } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 /**
  * The identity API's players (`/iam/v1/players`): players with at least one linked identity, shown

@@ -1,7 +1,7 @@
 import type { AuthStrategy } from "@/lib/http/principals";
-import { authError, bearerToken } from "@/lib/http/auth";
+import { bearerToken } from "@/lib/http/auth";
 import { envNumber } from "@/lib/config";
-import { ApiError } from "@/lib/http/errors";
+import { badRequest, forbidden, unauthorized } from "@/lib/errors";
 import { findKey } from "@/lib/projects/service";
 import { signinOfState, type SigninRow } from "./google-signin";
 import { verifyPlayerSession } from "./sessions";
@@ -19,18 +19,18 @@ export const playerToken: AuthStrategy<PlayerPrincipal> = {
   apiRequest: true,
   async authenticate(db, { request }) {
     const token = bearerToken(request);
-    if (!token) throw authError("Send the player's token: Authorization: Bearer <token from login, sign-up or refresh>.");
+    if (!token) throw unauthorized("Send the player's token: Authorization: Bearer <token from login, sign-up or refresh>.");
     let claims: PlayerTokenClaims;
     try {
       claims = await verifyPlayerSession(db, token);
     } catch (err) {
-      if (err instanceof InvalidPlayerToken) throw authError(`Invalid player token: ${err.message}.`);
+      if (err instanceof InvalidPlayerToken) throw unauthorized(`Invalid player token: ${err.message}.`);
       throw err;
     }
     const projectKey = request.headers.get("x-project-key");
     if (projectKey) {
       const key = await findKey(db, projectKey);
-      if (!key || key.projectId !== claims.projectId || key.livemode !== claims.livemode) throw authError("The player token belongs to another project or mode than x-project-key.");
+      if (!key || key.projectId !== claims.projectId || key.livemode !== claims.livemode) throw unauthorized("The player token belongs to another project or mode than x-project-key.");
     }
     return { principal: { kind: "player", claims }, project: { projectId: claims.projectId, livemode: claims.livemode } };
   },
@@ -51,11 +51,7 @@ export const recentPlayerToken: AuthStrategy<PlayerPrincipal> = {
     const window = reauthWindowSeconds();
     const age = Math.floor(Date.now() / 1000) - authenticated.principal.claims.authTime;
     if (age > window) {
-      throw new ApiError(
-        403,
-        "permission_error",
-        `Reauthentication required: linking or unlinking a way to sign in needs a sign-in from the last ${window} seconds, and this session signed in ${age} seconds ago. Sign the player in again (a refresh is not enough), then retry with the new token.`,
-      );
+      throw forbidden(`Reauthentication required: linking or unlinking a way to sign in needs a sign-in from the last ${window} seconds, and this session signed in ${age} seconds ago. Sign the player in again (a refresh is not enough), then retry with the new token.`);
     }
     return authenticated;
   },
@@ -69,7 +65,7 @@ export const oauthState: AuthStrategy<{ kind: "oauthState"; signin: SigninRow }>
   async authenticate(db, { url }) {
     const state = url.searchParams.get("state");
     const signin = state && state.length <= 200 ? await signinOfState(db, state) : null;
-    if (!signin) throw new ApiError(400, "invalid_request_error", "This sign-in is unknown, expired or already completed: start it again from the game.");
+    if (!signin) throw badRequest("This sign-in is unknown, expired or already completed: start it again from the game.");
     return { principal: { kind: "oauthState", signin }, project: { projectId: signin.projectId, livemode: signin.livemode } };
   },
 };

@@ -1,7 +1,7 @@
 import { defineOperation, type Operation } from "@/lib/http/operation";
 import { publishableKey, publishableKeyInPath } from "@/lib/http/principals";
 import { playerToken, recentPlayerToken, type PlayerPrincipal } from "./auth";
-import { ApiError } from "@/lib/http/errors";
+import { unauthorized } from "@/lib/errors";
 import { authPlayerResponse } from "./identities";
 import { tokenJwks } from "./tokens";
 import { authPlayer } from "./identities";
@@ -30,7 +30,7 @@ const tag = "Player authentication";
 
 /** The signed-in player's claims (the "player" strategy always gives them to a request). */
 function claimsOf(principal: PlayerPrincipal | undefined) {
-  if (!principal) throw new ApiError(401, "authentication_error", "Send the player's token: Authorization: Bearer <token>.");
+  if (!principal) throw unauthorized("Send the player's token: Authorization: Bearer <token>.");
   return principal.claims;
 }
 

@@ -4,17 +4,17 @@ import { decodeJwt } from "jose";
 import type { Queryable } from "@/lib/db/client";
 import { oauthSignins } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { ApiError, badRequest, conflict, notFound } from "@/lib/http/errors";
+import { badGateway, badRequest, conflict, notFound, unavailable } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { publicBaseUrl } from "@/lib/http/public-url";
 import { decrypt, encrypt, sameSecret, sha256 } from "@/lib/keys/encryption";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { signInAnswer, type AuthPlayerResponse } from "./identities";
 import { loadProviderConfig } from "./provider-config";
 import { findOrCreatePlayer } from "./provider-signin";
 import { allowedRedirect, redirectUrlsOf } from "./redirect-urls";
 import { verifyWithProvider, ProviderUnavailable, TokenRejected } from "./providers";
-import { discover, providerRequest, isObject } from "./providers/http";
+import { issuerEndpoints, providerRequest, isObject } from "./providers/http";
 import { GOOGLE_ISSUER } from "./providers/oidc";
 import { openSession } from "./sessions";
 
@@ -30,7 +30,7 @@ import { openSession } from "./sessions";
 const PROVIDER = "google";
 /** How long a started sign-in may take, and its result wait for the game. */
 const SIGNIN_TTL_SECONDS = 10 * 60;
-/** The AAD of a sign-in's sealed verifier and result (lib/keys/rotation.ts reseals them with it). */
+/** The AAD of a sign-in's sealed verifier and result (lib/key-rotation.ts reseals them with it). */
 export const signinAad = (id: string) => `oauth-signin:${id}`;
 const aad = signinAad;
 
@@ -38,7 +38,7 @@ export const callbackPath = "/iam/v1/oauth/google/callback";
 /** The redirect URI registered with Google: from PUBLIC_URL (or the listening address) in production, never from request headers. */
 export function callbackUrl(origin: string | undefined) {
   const base = publicBaseUrl(origin);
-  if (!base) throw new ApiError(503, "api_error", "Google sign-in in the browser needs PUBLIC_URL set on the server (the base URL browsers reach it on) when it listens on every interface.");
+  if (!base) throw unavailable("Google sign-in in the browser needs PUBLIC_URL set on the server (the base URL browsers reach it on) when it listens on every interface.");
   return `${base}${callbackPath}`;
 }
 
@@ -53,13 +53,14 @@ async function googleConfig(db: Queryable, ctx: ProjectContext) {
   return config;
 }
 
+/** The issuer's authorization and token endpoints: Google's documented ones unless its discovery document was fetched (lib/iam/providers/http.ts). */
 async function endpoints(issuer: string, livemode: boolean) {
   try {
-    const doc = await discover(issuer, livemode);
+    const doc = await issuerEndpoints(issuer, livemode);
     if (!doc.authorizationEndpoint || !doc.tokenEndpoint) throw new ProviderUnavailable("its discovery document names no authorization or token endpoint");
     return { authorization: doc.authorizationEndpoint, token: doc.tokenEndpoint };
   } catch (err) {
-    if (err instanceof ProviderUnavailable) throw new ApiError(502, "api_error", `Could not reach google: ${err.message}.`);
+    if (err instanceof ProviderUnavailable) throw badGateway(`Could not reach google: ${err.message}.`);
     throw err;
   }
 }
@@ -183,9 +184,9 @@ export async function collectGoogleSignin(db: Queryable, ctx: ProjectContext, ke
   if (row.collectedAt) throw conflict("This sign-in's result was already collected.");
   if (row.expiresAt.getTime() <= Date.now()) throw conflict("This sign-in expired: start a new one.");
   if (!row.completedAt) {
-    throw new ApiError(409, "invalid_request_error", "The player has not finished signing in yet: ask again in a moment.");
+    throw conflict("The player has not finished signing in yet: ask again in a moment.");
   }
-  if (row.error) throw new ApiError(400, "invalid_request_error", row.error);
+  if (row.error) throw badRequest(row.error);
   if (code === undefined) {
     throw badRequest("Missing required parameter code: the one-time code the sign-in added to redirectTo in the player's browser.", { code: { message: "Required: the code from redirectTo." } });
   }

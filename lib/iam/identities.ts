@@ -3,11 +3,11 @@ import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { ApiError } from "@/lib/http/errors";
+import { forbidden, unauthorized } from "@/lib/errors";
 import { unixSeconds } from "@/lib/http/resource";
 import { newId } from "@/lib/ids";
 import type { PlayerRow } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 export type IdentityRow = typeof playerIdentities.$inferSelect;
 
@@ -102,7 +102,7 @@ export async function linkIdentity(db: Queryable, ctx: ProjectContext, playerId:
  */
 export async function lockPlayer(db: Queryable, ctx: ProjectContext, playerId: string): Promise<PlayerRow> {
   const [row] = await db.select().from(players).where(and(eq(players.id, playerId), eq(players.projectId, ctx.projectId))).for("update");
-  if (!row || row.deletedAt) throw new ApiError(401, "authentication_error", "Invalid player token: its player was deleted.");
+  if (!row || row.deletedAt) throw unauthorized("Invalid player token: its player was deleted.");
   return row;
 }
 
@@ -117,11 +117,7 @@ export async function assertMayLink(db: Queryable, ctx: ProjectContext, playerId
     .from(playerIdentities)
     .where(inScope(playerIdentities, ctx, eq(playerIdentities.playerId, playerId), eq(playerIdentities.provider, "email"), isNull(playerIdentities.emailVerifiedAt)));
   if (unproven) {
-    throw new ApiError(
-      403,
-      "permission_error",
-      "Verify this player's email before linking another way to sign in (POST /iam/v1/password/verify_email/request, then /iam/v1/password/verify_email): until then the address may be someone else's.",
-    );
+    throw forbidden("Verify this player's email before linking another way to sign in (POST /iam/v1/password/verify_email/request, then /iam/v1/password/verify_email): until then the address may be someone else's.");
   }
 }
 

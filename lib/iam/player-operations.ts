@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { chainIdField } from "@/lib/chain/registry";
-import { booleanField, listInput, metadataField } from "@/lib/http/fields";
+import { booleanField, chainIdField, listInput, metadataField } from "@/lib/http/fields";
 import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { listResponse } from "@/lib/http/resource";
@@ -58,7 +57,7 @@ export const getAuthPlayerOperation = defineOperation({
   tag,
   input: z.strictObject({}),
   response: authPlayerWithCore,
-  run: async ({ db, project, params }) => (await presentWithPlayer(db, project, [await getPlayer(db, project, params.id!)]))[0]!,
+  run: async ({ db, project, params }) => (await presentWithPlayer(db, project, [await getPlayer(db, project, params.id)]))[0]!,
 });
 
 export const deleteAuthPlayerOperation = defineOperation({
@@ -69,7 +68,7 @@ export const deleteAuthPlayerOperation = defineOperation({
   tag,
   input: z.strictObject({}),
   response: authPlayerWithCore.extend({ deleted: z.literal(true) }),
-  run: async ({ db, project, params }) => deleteAuthPlayer(db, project, params.id!),
+  run: async ({ db, project, params }) => deleteAuthPlayer(db, project, params.id),
 });
 
 export const authPlayerOperations = [createAuthPlayerOperation, listAuthPlayersOperation, getAuthPlayerOperation, deleteAuthPlayerOperation];

@@ -4,12 +4,12 @@ import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { oauthConfigs } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, notFound, type ErrorDetails } from "@/lib/http/errors";
+import { badRequest, notFound, type ErrorDetails } from "@/lib/errors";
 import { booleanField, integerField } from "@/lib/http/fields";
 import { newId } from "@/lib/ids";
 import { decrypt, encrypt } from "@/lib/keys/encryption";
 import { checkOutboundUrl } from "@/lib/outbound";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { parseHeaders } from "./providers/opaque";
 import { MAX_REDIRECT_URLS, normaliseRedirectUrls } from "./redirect-urls";
 import { CONFIGURABLE_PROVIDERS, type ProviderConfig, type ProviderName, type ProviderSecrets, type ProviderSettings } from "./providers/types";
@@ -95,7 +95,7 @@ export const configResponse = z
   .catchall(z.union([z.string(), z.number()]));
 
 type Row = typeof oauthConfigs.$inferSelect;
-/** The AAD a configuration's secrets are sealed with (lib/keys/rotation.ts reseals them with it). */
+/** The AAD a configuration's secrets are sealed with (lib/key-rotation.ts reseals them with it). */
 export const oauthConfigAad = (id: string) => `oauth-config:${id}`;
 const aad = oauthConfigAad;
 

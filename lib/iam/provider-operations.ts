@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { ApiError, notFound } from "@/lib/http/errors";
+import { missing, notFound } from "@/lib/errors";
 import { expandField } from "@/lib/http/fields";
 import { defineOperation } from "@/lib/http/operation";
 import { presentPlayer } from "@/lib/players/present";
 import { playerExpandable, playerResponse } from "@/lib/players/schema";
 import type { Queryable } from "@/lib/db/client";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { authPlayer, authPlayerResponse, findIdentity } from "./identities";
 import { playerOfToken, verifyTokenFor } from "./credentials/account";
 import { configInput, configResponse, deleteConfig, getConfig, listConfigs, providerParam, upsertConfig, type ConfigInput } from "./provider-config";
@@ -81,7 +81,7 @@ const expand = expandField(playerExpandable);
 /** The player linked to a provider identity, in the core shape with its latest intents; 404 when none is. */
 async function linkedPlayer(db: Queryable, ctx: ProjectContext, provider: string, externalUserId: string, expand: readonly string[] | undefined) {
   const found = await findIdentity(db, ctx, provider, externalUserId);
-  if (!found) throw new ApiError(404, "invalid_request_error", `No player is linked to this ${provider} user ('${externalUserId.slice(0, 200)}').`);
+  if (!found) throw missing(`No player is linked to this ${provider} user ('${externalUserId.slice(0, 200)}').`);
   return presentPlayer(db, ctx, found.player, expand);
 }
 

@@ -2,10 +2,10 @@ import { asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { ApiError, badRequest } from "@/lib/http/errors";
+import { badGateway, badRequest, unauthorized } from "@/lib/errors";
 import { findIdentity, linkIdentity, releaseDeletedIdentity } from "@/lib/iam/identities";
 import { createPlayer, type PlayerRow } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { loadProviderConfig } from "./provider-config";
 import { ProviderUnavailable, TokenRejected, verifyWithProvider, type VerifiedIdentity } from "./providers";
 
@@ -26,8 +26,8 @@ export async function verifyProviderToken(db: Queryable, ctx: ProjectContext, pr
   try {
     return await verifyWithProvider(config, token, { livemode: ctx.livemode });
   } catch (err) {
-    if (err instanceof TokenRejected) throw new ApiError(401, "authentication_error", `Invalid ${provider} token: ${err.message}.`);
-    if (err instanceof ProviderUnavailable) throw new ApiError(502, "api_error", `Could not verify the token with ${provider}: ${err.message}.`);
+    if (err instanceof TokenRejected) throw unauthorized(`Invalid ${provider} token: ${err.message}.`);
+    if (err instanceof ProviderUnavailable) throw badGateway(`Could not verify the token with ${provider}: ${err.message}.`);
     throw err;
   }
 }

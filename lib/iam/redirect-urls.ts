@@ -1,4 +1,4 @@
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 
 /**
  * Where a browser sign-in may send the player's browser back (`redirectTo`): only to a URL the

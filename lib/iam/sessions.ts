@@ -5,11 +5,12 @@ import { playerSessions } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { newId } from "@/lib/ids";
 import { decrypt, encrypt, sameSecret, sha256 } from "@/lib/keys/encryption";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { issuePlayerToken, verifyPlayerToken, InvalidPlayerToken, type PlayerTokenClaims } from "./tokens";
+import { envNumber } from "@/lib/config";
 
 /** A refresh token is good for this long after its session was opened or last refreshed. */
-export const REFRESH_TTL_SECONDS = Number(process.env.PLAYER_REFRESH_TTL_SECONDS ?? 30 * 86_400);
+export const REFRESH_TTL_SECONDS = envNumber("PLAYER_REFRESH_TTL_SECONDS", 30 * 86_400, { min: 0 });
 
 export interface IssuedTokens {
   /** The player token (JWT), for the game's requests and for verification. */
@@ -18,7 +19,7 @@ export interface IssuedTokens {
   sessionId: string;
 }
 
-/** The AAD a session's refresh secret is sealed with (lib/keys/rotation.ts reseals it with it). */
+/** The AAD a session's refresh secret is sealed with (lib/key-rotation.ts reseals it with it). */
 export const sessionSecretAad = (sessionId: string) => `player-session:${sessionId}`;
 
 /**
@@ -96,11 +97,6 @@ export async function refreshSession(db: Queryable, ctx: ProjectContext, refresh
 
 export async function revokeSession(db: Queryable, sessionId: string, reason: string): Promise<void> {
   await db.update(playerSessions).set({ revokedAt: sql`now()`, revokedReason: reason }).where(and(eq(playerSessions.id, sessionId), isNull(playerSessions.revokedAt)));
-}
-
-/** Ends every session of a player (deletion, a password reset). */
-export async function revokePlayerSessions(db: Queryable, playerId: string, reason: string): Promise<void> {
-  await db.update(playerSessions).set({ revokedAt: sql`now()`, revokedReason: reason }).where(and(eq(playerSessions.playerId, playerId), isNull(playerSessions.revokedAt)));
 }
 
 /** A player token that verifies and whose session is still open (what the API accepts; offline checks can only do the first half). */

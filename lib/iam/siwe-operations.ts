@@ -35,6 +35,7 @@ export const siweInitOperation = defineOperation({
 
 export const siweAuthenticateOperation = defineOperation({
   operationId: "authenticateSIWE",
+  cost: "chain",
   method: "POST",
   path: "/iam/v1/siwe/authenticate",
   summary: "Sign a player in (or up) with a signed Sign-In with Ethereum message",
@@ -59,6 +60,7 @@ export const siweInitLinkOperation = defineOperation({
 
 export const siweLinkOperation = defineOperation({
   operationId: "linkSIWE",
+  cost: "chain",
   method: "POST",
   path: "/iam/v1/siwe/link",
   summary: "Link the wallet that signed the message to the signed-in player",

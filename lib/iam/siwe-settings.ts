@@ -3,9 +3,10 @@ import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { siweSettings } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { ApiError } from "@/lib/http/errors";
+import { unauthorized } from "@/lib/errors";
 import { documentedAs } from "@/lib/http/fields";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
+import { envText } from "@/lib/config";
 
 /**
  * Where Sign-In with Ethereum messages may come from, per project and mode. A wallet shows the
@@ -88,7 +89,7 @@ export function defaultDomains(livemode: boolean): string[] {
   if (livemode) return [];
   const domains = [...TEST_MODE_LOOPBACK];
   try {
-    const publicUrl = process.env.PUBLIC_URL?.trim();
+    const publicUrl = envText("PUBLIC_URL");
     if (publicUrl) domains.push(new URL(publicUrl).host.toLowerCase());
   } catch {
     // An unusable PUBLIC_URL adds nothing.
@@ -138,7 +139,7 @@ function uriMatches(entry: string, uri: string): boolean {
 }
 
 const HOW_TO_CONFIGURE = "Set the allowed domains with POST /iam/v1/siwe/settings (secret key) or on the dashboard's Player sign-in page.";
-const mismatch = (field: string, value: unknown, message: string, detail: string) => new ApiError(401, "authentication_error", message, { [field]: { value, message: detail } });
+const mismatch = (field: string, value: unknown, message: string, detail: string) => unauthorized(message, { [field]: { value, message: detail } });
 
 /** Refuses (401, naming the field, its value and what is allowed) a message whose domain or URI this project and mode do not allow. */
 export async function checkSiweOrigin(db: Queryable, ctx: ProjectContext, message: { domain: string; uri: string }) {

@@ -6,8 +6,8 @@ import { chainFor } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, siweNonces } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { ApiError, badRequest, conflict, type ErrorDetails } from "@/lib/http/errors";
-import type { ProjectContext } from "@/lib/projects/service";
+import { ApiError, badRequest, conflict, unauthorized, type ErrorDetails } from "@/lib/errors";
+import type { ProjectContext } from "@/lib/tenant";
 import { createPlayer, getPlayer } from "@/lib/players/service";
 import { authPlayer, findIdentity, identitiesOf, linkIdentity, lockPlayer, signInAnswer, type AuthPlayerResponse } from "./identities";
 import { limitAddress } from "./credentials/lockout";
@@ -30,7 +30,7 @@ export async function siweInit(db: Queryable, ctx: ProjectContext, address: Addr
   return { address, nonce, expiresAt: Math.floor(row!.expiresAt.getTime() / 1000) };
 }
 
-const invalid = (message: string, details?: ErrorDetails) => new ApiError(401, "authentication_error", message, details);
+const invalid = (message: string, details?: ErrorDetails) => unauthorized(message, details);
 
 /**
  * Checks a signed EIP-4361 message before its nonce: well formed; its domain and URI ones this

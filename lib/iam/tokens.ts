@@ -5,15 +5,16 @@ import { playerTokenKeys } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { newId } from "@/lib/ids";
 import { decrypt, encrypt } from "@/lib/keys/encryption";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
+import { envNumber, envText } from "@/lib/config";
 
 /** Player tokens live this long; a retired signing key stays published as long, so tokens it signed still verify. */
-export const PLAYER_TOKEN_TTL_SECONDS = Number(process.env.PLAYER_TOKEN_TTL_SECONDS ?? 3600);
+export const PLAYER_TOKEN_TTL_SECONDS = envNumber("PLAYER_TOKEN_TTL_SECONDS", 3600, { min: 0 });
 /** The `iss` of every player token (also what /iam/v1/verify answers as `issuer`). */
-export const playerTokenIssuer = () => process.env.PLAYER_TOKEN_ISSUER ?? "smart-wallet-service";
+export const playerTokenIssuer = () => envText("PLAYER_TOKEN_ISSUER") ?? "smart-wallet-service";
 
 const ALG = "ES256";
-/** The AAD a private key is sealed with (lib/keys/rotation.ts reseals them with it). */
+/** The AAD a private key is sealed with (lib/key-rotation.ts reseals them with it). */
 export const tokenKeyAad = (kid: string) => `player-token-key:${kid}`;
 const aad = tokenKeyAad;
 

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
-import { expireEvent, relayEvent } from "@/inngest/events";
-import { sendEvents } from "@/inngest/send";
+import { expiryJob, relayJob } from "@/lib/jobs/messages";
+import { sendJobs } from "@/lib/jobs/port";
 import type { Db } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { afterCommit } from "@/lib/http/after-commit";
@@ -17,10 +17,10 @@ export async function relayIntent(db: Db, intent: IntentRow, optimistic: boolean
   // Under an Idempotency-Key the events go once the intent and the key's response have committed;
   // if that send fails the minute sweep (resendUnsettledIntents) sends them, with the same ids.
   if (intent.status === "awaiting_signature") {
-    if (intent.sponsored) await afterCommit(() => sendEvents([expireEvent(intent.id)]));
+    if (intent.sponsored) await afterCommit(() => sendJobs([expiryJob(intent.id, intent.projectId)]));
     return intent;
   }
-  const deferred = await afterCommit(() => sendEvents([relayEvent(intent.id)]));
+  const deferred = await afterCommit(() => sendJobs([relayJob(intent.id, intent.projectId)]));
   // Nothing lands before the commit: the caller waits after it (refreshAfterCommit).
   if (!optimistic || deferred) return intent;
   return waitForLanding(db, intent);

@@ -6,13 +6,13 @@ import type { ChainConfig } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { ApiError } from "@/lib/http/errors";
+import { conflict } from "@/lib/errors";
 import { currentRequestId } from "@/lib/http/request-context";
 import { newId } from "@/lib/ids";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { DEPLOYER_INDEX, violates } from "./deployer";
 import type { IntentRow } from "./service";
-import { opDeploys, opMaxCost, storeOp, type VersionedOp } from "./versioned-op";
+import { opDeploys, opMaxCost, storeOp, type VersionedOp } from "@/lib/intent-records/versioned-op";
 
 export interface ClientOperation {
   /** The project's account (acc_) that sends it, and its player. */
@@ -74,17 +74,13 @@ export async function recordClientOperation(db: Queryable, ctx: ProjectContext, 
       .returning();
   } catch (err) {
     if (!violates(err, DEPLOYER_INDEX)) throw err;
-    throw new ApiError(
-      409,
-      "invalid_request_error",
-      `Another operation of this service is deploying account ${op.sender}: send this one without initCode (and a nonce after it) once that one has landed.`,
-    );
+    throw conflict(`Another operation of this service is deploying account ${op.sender}: send this one without initCode (and a nonce after it) once that one has landed.`);
   }
   if (inserted[0]) return { intent: inserted[0], created: true };
   const [existing] = await db
     .select()
     .from(transactionIntents)
     .where(and(eq(transactionIntents.userOperationHash, input.hash.toLowerCase()), eq(transactionIntents.projectId, ctx.projectId), eq(transactionIntents.livemode, ctx.livemode)));
-  if (!existing) throw new ApiError(409, "invalid_request_error", `Operation ${input.hash} is already known to this service under another project.`);
+  if (!existing) throw conflict(`Operation ${input.hash} is already known to this service under another project.`);
   return { intent: existing, created: false };
 }

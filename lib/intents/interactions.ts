@@ -4,9 +4,9 @@ import type { AccountCall } from "@/lib/chain/userop";
 import { coerceArguments, resolveIdArguments, selectFunction } from "@/lib/contracts/arguments";
 import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import type { RuledCall } from "@/lib/policies/evaluate";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { InteractionInput } from "./schema";
 import type { IntentSender } from "./sender";
 
@@ -26,7 +26,10 @@ export async function resolveInteraction(db: Queryable, ctx: ProjectContext, acc
     const rawArgs = item.functionArgs ?? [];
     const fn = selectFunction(contract.abi, item.functionName, rawArgs.length, at("functionName"));
     // String arguments may be pla_/acc_/con_ ids; JSON values (numbers, arrays, objects) are taken as they are.
-    const resolved = await resolveIdArguments(db, ctx, account.chainId, rawArgs.map((a) => (typeof a === "string" ? a : "")), at("functionArgs"));
+    // The sender's own account or player id is its address: no lookup (the account was read already).
+    const own = (a: string) => (a === account.id && a.startsWith("acc_")) || (a === account.playerId && a.startsWith("pla_"));
+    const strings = rawArgs.map((a) => (typeof a !== "string" ? "" : own(a) ? account.address : a));
+    const resolved = await resolveIdArguments(db, ctx, account.chainId, strings, at("functionArgs"));
     const args = coerceArguments(fn, rawArgs.map((a, k) => (typeof a === "string" ? resolved[k] : a)), at("functionArgs"));
     const data = encodeFunctionData({ abi: [fn] as Abi, functionName: fn.name, args });
     const to = getAddress(contract.address);

@@ -2,11 +2,12 @@
 // (the factory call, or a Delegated_v08 EOA's EIP-7702 authorization), gas, our VerifyingPaymasterV8's sponsorship.
 import { getAddress, isAddressEqual, type Address, type Hex, type SignedAuthorization } from "viem";
 import { foreignDelegation } from "@/lib/accounts/delegation";
-import { isDelegatedType } from "@/lib/accounts/types";
+import { isDelegatedType } from "@/lib/account-records/types";
 import { deploymentOf } from "@/lib/chain/accounts";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { authorizationProblem, delegateOfCode, signDelegation } from "@/lib/chain/eip7702";
+import { stubPaymasterDataV08 } from "@/lib/chain/paymaster-v08";
 import type { ChainConfig } from "@/lib/chain/registry";
 import {
   DUMMY_SIGNATURE,
@@ -14,20 +15,19 @@ import {
   estimateUserOperationV08,
   preVerificationGasV08,
   requiredPrefundV08,
-  sponsorshipWindow,
+  PAYMASTER_POST_OP_GAS_V08,
   sponsorUserOperationV08,
-  stubPaymasterV08,
   type AccountCall,
   type PaymasterFieldsV08,
   type UserOpV08,
 } from "@/lib/chain/userop";
-import { badRequest } from "@/lib/http/errors";
-import { SPONSORSHIP_SECONDS } from "@/lib/paymasters/sponsor";
+import { badRequest } from "@/lib/errors";
+import { sponsorClock, SPONSORSHIP_SECONDS } from "@/lib/paymasters/sponsor";
 import type { PolicyRow } from "@/lib/policies/service";
 import type { TokenChargePlan } from "@/lib/policies/tokens";
 import { transferCall } from "@/lib/policies/tokens";
 import type { IntentSender } from "./sender";
-import { unsignedAuthorization } from "./versioned-op";
+import { unsignedAuthorization } from "@/lib/intent-records/versioned-op";
 
 /** Our VerifyingPaymasterV8's side of a v0.8 op: a stub for estimation, then the signed paymasterData. */
 export interface PaymasterSponsorV08 {
@@ -36,12 +36,21 @@ export interface PaymasterSponsorV08 {
   remote: false;
 }
 
-/** VerifyingPaymasterV8 (serviceDeployment().paymasterV08): lib/chain/userop's stub and sponsorship, the window SPONSORSHIP_SECONDS. */
+/**
+ * VerifyingPaymasterV8 (serviceDeployment().paymasterV08): its stub fields (stubPaymasterV08's, of the final window's
+ * length) and lib/chain/userop's sponsorship, the window SPONSORSHIP_SECONDS. Both from the chain time read when the
+ * sponsor is made (sponsorClock), not from a latest block read of their own each: two sequential round trips fewer.
+ */
 export function ourSponsorV08(chain: ChainConfig): PaymasterSponsorV08 {
+  const now = sponsorClock(chain);
   return {
     remote: false,
-    stub: () => stubPaymasterV08(chain),
-    sign: async (op) => (await sponsorUserOperationV08(chain, op, await sponsorshipWindow(chain, SPONSORSHIP_SECONDS))).paymasterData!,
+    stub: async () => ({
+      paymaster: serviceDeployment().paymasterV08,
+      paymasterData: stubPaymasterDataV08({ validUntil: (await now()) + SPONSORSHIP_SECONDS, validAfter: 0 }),
+      paymasterPostOpGasLimit: PAYMASTER_POST_OP_GAS_V08,
+    }),
+    sign: async (op) => (await sponsorUserOperationV08(chain, op, { validUntil: (await now()) + SPONSORSHIP_SECONDS, validAfter: 0 })).paymasterData!,
   };
 }
 

@@ -15,6 +15,7 @@ const tag = "Transaction intents";
 
 export const createIntent = defineOperation({
   operationId: "createTransactionIntent",
+  cost: "chain",
   method: "POST",
   path: "/v1/transaction_intents",
   summary: "Create a transaction intent: a (batched) call from a player's account, sponsored under a policy or paid by the account",
@@ -22,11 +23,20 @@ export const createIntent = defineOperation({
   input: createIntentInput,
   response: intentResponse,
   run: async ({ db, project, input, origin }) => {
+    const started = performance.now();
+    // The POST's own work for a created intent: to its answer, or for an optimistic one to its record (its wait for the
+    // landing is the later stages').
+    const accepted = () => metrics.intentStageSeconds.observe({ stage: "accept" }, (performance.now() - started) / 1000);
     const { intent } = await intents.createIntent(db, project, input);
     metrics.intents.inc({ outcome: "created" });
     const optimistic = input.optimistic ?? false;
-    if (optimistic) refreshAfterCommit(async () => presentIntent(await getDb(), project, await waitForLanding(await getDb(), intent), input.expand, origin));
-    return presentIntent(db, project, await relayIntent(db, intent, optimistic), input.expand, origin);
+    if (optimistic) {
+      accepted();
+      refreshAfterCommit(async () => presentIntent(await getDb(), project, await waitForLanding(await getDb(), intent), input.expand, origin));
+    }
+    const presented = await presentIntent(db, project, await relayIntent(db, intent, optimistic), input.expand, origin);
+    if (!optimistic) accepted();
+    return presented;
   },
   // A retry after a crash between the intent's commit and the key's answer: that intent (its relay event is the
   // minute sweep's to send), never a second one.
@@ -58,11 +68,12 @@ export const getIntent = defineOperation({
   tag,
   input: getIntentInput,
   response: intentResponse,
-  run: async ({ db, project, params, input, origin }) => presentIntent(db, project, await intents.getIntent(db, project, params.id!), input.expand, origin),
+  run: async ({ db, project, params, input, origin }) => presentIntent(db, project, await intents.getIntent(db, project, params.id), input.expand, origin),
 });
 
 export const signIntent = defineOperation({
   operationId: "signature",
+  cost: "chain",
   method: "POST",
   path: "/v1/transaction_intents/{id}/signature",
   summary: "Submit the owner's signature of a non-custodial intent's userOperationHash; it is checked, then relayed",
@@ -71,7 +82,7 @@ export const signIntent = defineOperation({
   response: intentResponse,
   run: async ({ db, project, params, input, origin }) => {
     const signedAuthorization = input.signedAuthorization ? authorizationOf(input.signedAuthorization) : undefined;
-    const intent = await submitSignature(db, project, params.id!, input.signature as `0x${string}`, signedAuthorization);
+    const intent = await submitSignature(db, project, params.id, input.signature as `0x${string}`, signedAuthorization);
     const optimistic = input.optimistic ?? false;
     if (optimistic) refreshAfterCommit(async () => presentIntent(await getDb(), project, await waitForLanding(await getDb(), intent), undefined, origin));
     return presentIntent(db, project, await relayIntent(db, intent, optimistic), undefined, origin);

@@ -6,10 +6,10 @@ import { presentDeveloperAccounts } from "@/lib/developer-accounts/present";
 import { presentPlayers } from "@/lib/players/present";
 import { playersByIds } from "@/lib/players/service";
 import { presentPolicies } from "@/lib/policies/present";
-import type { ProjectContext } from "@/lib/projects/service";
-import { signingUrl } from "@/lib/signing/token";
+import type { ProjectContext } from "@/lib/tenant";
+import { signingUrl } from "./signing-link";
 import type { IntentResponse } from "./schema";
-import { serializeIntent } from "./serializer";
+import { serializeIntent } from "@/lib/intent-records/serializer";
 import type { IntentRow } from "./service";
 
 type Expand = readonly string[] | undefined;

@@ -16,8 +16,8 @@ import { developerSender, playerSender, type IntentSender } from "./sender";
 import type { IntentRow } from "./service";
 import { intentHold, resizeHold } from "@/lib/sponsorship/ledger";
 import { planOperationV08 } from "./operation-v08";
-import { deserializeUserOp } from "./userop-json";
-import { deserializeUserOpV08, hashOp, isStoredV08, opDeploys, opMaxCost, opSigner, signOp, storeOp, type VersionedOp } from "./versioned-op";
+import { deserializeUserOp } from "@/lib/intent-records/userop-json";
+import { deserializeUserOpV08, hashOp, isStoredV08, opDeploys, opMaxCost, opSigner, signOp, storeOp, type VersionedOp } from "@/lib/intent-records/versioned-op";
 
 /**
  * The intent's sender with the key the service signs its op with again: the service's guardian key for an op the

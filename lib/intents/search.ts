@@ -4,7 +4,7 @@ import { transactionIntents } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { listPage } from "@/lib/http/list";
 import { likePattern } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 /** The states the dashboard shows: "broadcast" is landed but not yet confirmed, "successful" confirmed. */
 export const INTENT_STATES = ["awaiting_signature", "pending", "broadcast", "successful", "failed", "cancelled"] as const;

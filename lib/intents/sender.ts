@@ -1,17 +1,19 @@
 // Who sends an intent's operation: a player's account or a custodial developer account, resolved from the request.
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { isAddressEqual, type Address, type Hex } from "viem";
-import type { PrivateKeyAccount } from "viem/accounts";
-import { createAccount, getAccount, type AccountRow } from "@/lib/accounts/service";
+import type { KeyAccount } from "@/lib/keys/key-account";
+import { createAccount, type AccountRow } from "@/lib/accounts/service";
 import { tokenBoundSigner } from "@/lib/accounts/token-bound";
 import type { DeployableAccount } from "@/lib/chain/accounts";
 import type { Queryable } from "@/lib/db/client";
-import { accounts } from "@/lib/db/schema";
+import { preparedQuery } from "@/lib/db/prepared-query";
+import { accounts, ownerKeys, players, transactionIntents } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { developerSigner, getDeveloperAccount, type DeveloperAccountRow } from "@/lib/developer-accounts/service";
-import { ApiError, badRequest, referenced } from "@/lib/http/errors";
-import { findOwnerKey, ownerSigner } from "@/lib/keys/custodial";
-import { createPlayer, getPlayer } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import { ApiError, badRequest, notFound, referenced } from "@/lib/errors";
+import { findOwnerKey, ownerSigner, type OwnerKeyRow } from "@/lib/keys/custodial";
+import { createPlayer } from "@/lib/players/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { CreateIntentInput } from "./schema";
 
 /**
@@ -26,13 +28,22 @@ export interface IntentSender extends DeployableAccount {
   ownerAddress: Address;
   salt: Hex;
   deployed: boolean;
-  signer: PrivateKeyAccount | null;
+  signer: KeyAccount | null;
+  /** Whether a live intent deploys the account, when read with it (resolveSender); unset: not known, ask liveDeployer. */
+  deployerLive?: boolean;
 }
 
-export async function playerSender(db: Queryable, account: AccountRow): Promise<IntentSender> {
+/** The account as an intent's sender; `known`: its player's owner key as read with it already (null: none). */
+export async function playerSender(db: Queryable, account: AccountRow, known?: { ownerKey: OwnerKeyRow | null }): Promise<IntentSender> {
   // Token-bound: the service signs only while the token's holder is the player's key (control follows the token).
   const ownerKey =
-    account.accountType === "ERC6551V1" ? await tokenBoundSigner(db, account) : account.custodial ? await findOwnerKey(db, account.playerId) : undefined;
+    account.accountType === "ERC6551V1"
+      ? await tokenBoundSigner(db, account)
+      : account.custodial
+        ? known
+          ? (known.ownerKey ?? undefined)
+          : await findOwnerKey(db, account.playerId)
+        : undefined;
   return {
     id: account.id,
     projectId: account.projectId,
@@ -83,7 +94,9 @@ export async function resolveSender(db: Queryable, ctx: ProjectContext, input: C
     }
     return developerSender(await referenced(getDeveloperAccount(db, ctx, input.account), "account", input.account), input.chainId);
   }
-  return playerSender(db, await resolveAccount(db, ctx, input));
+  const { account, ownerKey, deployerLive } = await accountOf(db, ctx, input);
+  const sender = await playerSender(db, account, ownerKey === undefined ? undefined : { ownerKey });
+  return deployerLive === undefined ? sender : { ...sender, deployerLive };
 }
 
 /** The account named, or the player's on the chain (created when missing, owned by externalOwnerAddress when given). */
@@ -92,32 +105,82 @@ export async function resolveAccount(
   ctx: ProjectContext,
   input: Pick<CreateIntentInput, "account" | "player" | "chainId" | "externalOwnerAddress">,
 ): Promise<AccountRow> {
+  return (await accountOf(db, ctx, input)).account;
+}
+
+/** Whether a live (awaiting signature or pending) intent deploys the joined account (lib/intents/deployer.ts liveDeployer). */
+const deployerLiveSql = sql<boolean>`exists (select 1 from ${transactionIntents} where ${transactionIntents.chainId} = ${accounts.chainId} and ${transactionIntents.accountId} = ${accounts.id} and ${transactionIntents.deploysAccount} and ${transactionIntents.status} in ('awaiting_signature', 'pending'))`;
+const scope = { projectId: sql.placeholder("projectId"), livemode: sql.placeholder("livemode") };
+
+/** A player (not deleted) with its account on a chain, its owner key and whether an intent deploys that account: one statement. */
+const playerAccount = preparedQuery("intent_player_account", (q) =>
+  q
+    .select({ playerId: players.id, account: accounts, ownerKey: ownerKeys, deployerLive: deployerLiveSql })
+    .from(players)
+    .leftJoin(accounts, and(eq(accounts.playerId, players.id), eq(accounts.chainId, sql.placeholder("chainId"))))
+    .leftJoin(ownerKeys, eq(ownerKeys.playerId, players.id))
+    .where(inScope(players, scope, sql`${players.deletedAt} is null`, eq(players.id, sql.placeholder("id")))),
+);
+
+/** An account by id with its player's owner key and whether an intent deploys it: one statement. */
+const accountById = preparedQuery("intent_account", (q) =>
+  q
+    .select({ account: accounts, ownerKey: ownerKeys, deployerLive: deployerLiveSql })
+    .from(accounts)
+    .leftJoin(ownerKeys, eq(ownerKeys.playerId, accounts.playerId))
+    .where(inScope(accounts, scope, eq(accounts.id, sql.placeholder("id")))),
+);
+
+/**
+ * resolveAccount's account, with what an intent needs of it read in the same statement when it exists: its player's
+ * owner key and whether a live intent deploys it (both undefined for an account created here).
+ */
+async function accountOf(
+  db: Queryable,
+  ctx: ProjectContext,
+  input: Pick<CreateIntentInput, "account" | "player" | "chainId" | "externalOwnerAddress">,
+): Promise<{ account: AccountRow; ownerKey?: OwnerKeyRow | null; deployerLive?: boolean }> {
   if (input.account) {
-    const account = await referenced(getAccount(db, ctx, input.account), "account", input.account);
+    const [found] = await accountById(db, { projectId: ctx.projectId, livemode: ctx.livemode, id: input.account });
+    if (!found) throw referencedMissing("account", input.account);
+    const { account } = found;
     if (account.chainId !== input.chainId) {
       throw badRequest(`Account ${account.id} is on chain ${account.chainId}, not ${input.chainId}.`, { account: { value: account.id, message: `on chain ${account.chainId}` } });
     }
     if (input.player && input.player !== account.playerId) {
       throw badRequest(`Account ${account.id} belongs to player ${account.playerId}, not ${input.player}.`, { player: { value: input.player, message: "not the account's player" } });
     }
-    return account;
+    return found;
   }
-  const player = input.player ? await referenced(getPlayer(db, ctx, input.player), "player", input.player) : await createPlayer(db, ctx, {});
-  const [existing] = await db.select().from(accounts).where(and(eq(accounts.playerId, player.id), eq(accounts.chainId, input.chainId)));
-  if (existing) {
-    if (input.externalOwnerAddress && !isAddressEqual(existing.ownerAddress as Address, input.externalOwnerAddress)) {
-      throw badRequest(`Player ${player.id} already has account ${existing.id} on chain ${input.chainId}, owned by ${existing.ownerAddress}.`, {
-        externalOwnerAddress: { value: input.externalOwnerAddress, message: "differs from the existing account's owner" },
-      });
+  let playerId: string;
+  if (input.player) {
+    const [found] = await playerAccount(db, { projectId: ctx.projectId, livemode: ctx.livemode, id: input.player, chainId: input.chainId });
+    if (!found) throw referencedMissing("player", input.player);
+    const existing = found.account;
+    if (existing) {
+      if (input.externalOwnerAddress && !isAddressEqual(existing.ownerAddress as Address, input.externalOwnerAddress)) {
+        throw badRequest(`Player ${found.playerId} already has account ${existing.id} on chain ${input.chainId}, owned by ${existing.ownerAddress}.`, {
+          externalOwnerAddress: { value: input.externalOwnerAddress, message: "differs from the existing account's owner" },
+        });
+      }
+      return { account: existing, ownerKey: found.ownerKey, deployerLive: found.deployerLive };
     }
-    return existing;
+    playerId = found.playerId;
+  } else {
+    playerId = (await createPlayer(db, ctx, {})).id;
   }
   try {
-    return await createAccount(db, ctx, { chainId: input.chainId, player: player.id, externalOwnerAddress: input.externalOwnerAddress });
+    return { account: await createAccount(db, ctx, { chainId: input.chainId, player: playerId, externalOwnerAddress: input.externalOwnerAddress }) };
   } catch (err) {
     // A concurrent intent created it first.
     if (!(err instanceof ApiError && err.status === 409)) throw err;
-    const [raced] = await db.select().from(accounts).where(and(eq(accounts.playerId, player.id), eq(accounts.chainId, input.chainId)));
-    return raced!;
+    const [raced] = await db.select().from(accounts).where(and(eq(accounts.playerId, playerId), eq(accounts.chainId, input.chainId)));
+    return { account: raced! };
   }
 }
+
+/** What `referenced` makes of a lookup's 404: a 400 naming the parameter. */
+const referencedMissing = (param: "account" | "player", id: string) => {
+  const missing = notFound(param, id);
+  return badRequest(missing.message, { [param]: { value: id, message: missing.message } });
+};

@@ -1,6 +1,6 @@
 // Transaction intents: creating one (building, sponsoring and signing its userOperation), recording it, reading them.
 import crypto from "node:crypto";
-import { eq, gt, inArray, lte, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { eq, gt, inArray, sql } from "drizzle-orm";
 import { toHex, type Address, type Hex, type SignedAuthorization } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
@@ -16,31 +16,32 @@ import {
   UserOperationRejectedError,
   type AccountCall,
 } from "@/lib/chain/userop";
-import { entryPointVersionOf } from "@/lib/accounts/types";
+import { entryPointVersionOf } from "@/lib/account-records/types";
 import { authorizationOf, planOperationV08 } from "./operation-v08";
-import { hashOp, opDeploys, signOp, storeOp, type VersionedOp } from "./versioned-op";
+import { hashOp, opDeploys, signOp, storeOp, type VersionedOp } from "@/lib/intent-records/versioned-op";
 import type { Queryable, Tx } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, notFound, referenced } from "@/lib/http/errors";
+import { badRequest, notFound, referenced } from "@/lib/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
-import { evaluateSponsorship, prepareSponsorship, waitForGasCeiling, type RuledCall, type SponsorshipRequest } from "@/lib/policies/evaluate";
+import { evaluateSponsorship, prepareSponsorship, sponsorshipCounts, waitForGasCeiling, type RuledCall, type SponsorshipRequest } from "@/lib/policies/evaluate";
 import { sponsorshipClock } from "@/lib/sponsorship/budgets";
-import { rulesOfPolicies, type PolicyRuleRow } from "@/lib/policies/rules";
-import { getPolicy, type PolicyRow } from "@/lib/policies/service";
+import { policyWithRules, type PolicyRuleRow } from "@/lib/policies/rules";
+import type { PolicyRow } from "@/lib/policies/service";
 import { planTokenCharge, transferCall } from "@/lib/policies/tokens";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { CreateIntentInput, ListIntentsInput } from "./schema";
 import { claimDeployment, DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
 import { resolveInteraction } from "./interactions";
 import { playerSender, resolveSender, type IntentSender } from "./sender";
-import { serializeIntent } from "./serializer";
 import { sessionSigning } from "./session-keys";
 import { currentRequestId } from "@/lib/http/request-context";
 import { sponsorOf } from "@/lib/paymasters/sponsor";
 import { recordDecline, SponsorshipDeclined } from "@/lib/sponsorship/declines";
-import { hold, type HoldCause } from "@/lib/sponsorship/ledger";
+import { heldInsert } from "@/lib/sponsorship/held-insert";
+import type { HoldCause, HoldRequest } from "@/lib/sponsorship/ledger";
+import { metrics } from "@/lib/metrics";
 import { usdPrice } from "@/lib/sponsorship/prices";
 
 export type IntentRow = typeof transactionIntents.$inferSelect;
@@ -52,8 +53,7 @@ const freshNonceKey = () => BigInt(toHex(crypto.randomBytes(24)));
 
 export async function loadPolicy(db: Queryable, ctx: ProjectContext, id: string | undefined): Promise<Sponsor | null> {
   if (id === undefined) return null;
-  const policy = await referenced(getPolicy(db, ctx, id), "policy", id);
-  return { policy, rules: (await rulesOfPolicies(db, ctx, [policy.id])).get(policy.id) ?? [], evaluate: true };
+  return { ...(await referenced(policyWithRules(db, ctx, id), "policy", id)), evaluate: true };
 }
 
 /**
@@ -184,7 +184,8 @@ async function recordOnce(db: Queryable, ctx: ProjectContext, chain: ChainConfig
   const release = claimDeployment(chain.chainId, sender.id);
   try {
     const claimed = release !== null;
-    const deploying = claimed && !(await liveDeployer(db, chain.chainId, sender.id));
+    // Read with the account when resolveSender found it (a deployer recorded since then loses the index race below).
+    const deploying = claimed && !(sender.deployerLive ?? ((await liveDeployer(db, chain.chainId, sender.id)) !== undefined));
     try {
       return await buildAndRecord(db, ctx, chain, sender, plan, deploying);
     } catch (err) {
@@ -263,7 +264,8 @@ export async function planOperation(
     callData: callData(charging?.estimateAmount),
     nonceKey: freshNonceKey(),
     sponsored: paymaster !== null,
-    ...(paymaster && { paymasterStub: paymaster.stub }),
+    // Our paymaster's stub is estimateUserOperation's own, from the block it reads anyway (one round trip less).
+    ...(paymaster?.remote && { paymasterStub: paymaster.stub }),
   });
   let built = estimated.op;
   let tokenCharge: bigint | null = null;
@@ -290,13 +292,20 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
   const accountCalls: AccountCall[] = plan.calls.map(({ to, value, data }) => ({ to, value, data }));
   // A gas_price ceiling: an intent the service signs waits (up to the rule's waitSeconds) for the fee to fall under it.
   if (plan.sponsor?.evaluate && sender.signer) await waitForGasCeiling(chain, plan.sponsor.rules);
+  const building = performance.now();
+  // The price and clock the rules judge by (and the hold records), read with the estimate's own reads: its latest block
+  // is the same fetch (lib/chain/coalesce.ts) rather than one more round trip after it.
+  const readings = plan.sponsor ? Promise.all([usdPrice(chain), sponsorshipClock(chain)]) : null;
+  readings?.catch(() => {}); // awaited below; not left unhandled if the build fails first
   const planned = await planOperation(db, ctx, chain, sender, plan, deploying);
+  const signing = performance.now();
+  metrics.intentStageSeconds.observe({ stage: "build" }, (signing - building) / 1000);
   const { op: built, maxCost, tokenCharge, paymaster } = planned;
   // Our paymaster spends the project's sponsorship balance: the op's most cost is held in the transaction that records
   // it, before its signed paymasterAndData leaves the service (a registered paymaster spends its own service's money).
   const ours = paymaster !== null && !paymaster.remote;
   // Read before any transaction (chain calls): the price and clock the rules judge by are the ones the hold records.
-  const [price, chainTime] = plan.sponsor ? await Promise.all([usdPrice(chain), sponsorshipClock(chain)]) : [null, undefined];
+  const [price, chainTime] = readings ? await readings : [null, undefined];
   const request: SponsorshipRequest = {
     playerId: sender.playerId,
     accountId: sender.id,
@@ -310,12 +319,14 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
     chainTime,
     source: "intent",
   };
-  const evaluate = plan.sponsor?.evaluate ? (tx: Tx) => evaluateSponsorship(tx, plan.sponsor!.policy, plan.sponsor!.rules, request) : null;
+  const evaluate = plan.sponsor?.evaluate ? (q: Queryable) => evaluateSponsorship(q, plan.sponsor!.policy, plan.sponsor!.rules, request) : null;
+  // Rate limits and budgets count under locks, in the transaction that records the intent; other rules need none.
+  const counting = plan.sponsor?.evaluate === true && sponsorshipCounts(plan.sponsor.rules);
   // State, calls, time windows, gas price and approval webhooks: decided before anything is signed, outside the transaction.
   if (plan.sponsor?.evaluate) await prepareSponsorship(db, ctx, plan.sponsor.policy, plan.sponsor.rules, request);
   // A remote service is asked only for what the rules allow; they are checked again under the lock that records the intent.
   // Signing happens outside the transaction: the service may be this one (an embedded database runs one transaction at a time).
-  if (evaluate && paymaster?.remote) await db.transaction(evaluate);
+  if (evaluate && paymaster?.remote) await (counting ? db.transaction(evaluate) : evaluate(db));
   const sponsored = await planned.sponsored();
   const prepared = await plan.prepareCheck?.(sponsored);
   const id = newId("transactionIntent");
@@ -323,39 +334,34 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
   // Signed before the transaction (a local key): the project's balance row, locked by the hold, is held only to commit.
   // An owner-held delegated EOA's authorization still unsigned: the owner signs it and the op (nextAction).
   const op = sender.signer ? await signOp(chain, sponsored, sender.signer) : sponsored;
+  metrics.intentStageSeconds.observe({ stage: "sign" }, (performance.now() - signing) / 1000);
 
-  return db.transaction(async (tx) => {
-    await evaluate?.(tx);
-    await plan.check?.(tx, sponsored);
-    await prepared?.(tx);
-    const [row] = await tx
-      .insert(transactionIntents)
-      .values({
-        id,
-        ...ctx,
-        chainId: chain.chainId,
-        playerId: sender.playerId,
-        accountId: sender.id,
-        policyId: plan.sponsor?.policy.id ?? null,
-        status: sender.signer ? "pending" : "awaiting_signature",
-        sponsored: plan.sponsor !== null,
-        interactions: plan.interactions,
-        userOperation: storeOp(op),
-        userOperationHash: hashOp(chain, op),
-        maxCost: maxCost.toString(),
-        tokenCharge: tokenCharge?.toString() ?? null,
-        tokenWithdrawal: plan.tokenWithdrawal?.toString() ?? null,
-        requestId: currentRequestId(),
-        sessionId: plan.sessionId ?? null,
-        optimistic: plan.optimistic,
-        confirmationBlocks: plan.confirmationBlocks,
-        deploysAccount: opDeploys(op),
-        sponsorshipDecline: plan.sponsorshipDecline ?? null,
-      })
-      .returning();
-    // Last, so the project's balance row is locked only from here to the commit.
-    if (ours) {
-      await hold(tx, ctx, {
+  const row: IntentInsert = {
+    id,
+    projectId: ctx.projectId,
+    livemode: ctx.livemode,
+    chainId: chain.chainId,
+    playerId: sender.playerId,
+    accountId: sender.id,
+    policyId: plan.sponsor?.policy.id ?? null,
+    status: sender.signer ? "pending" : "awaiting_signature",
+    sponsored: plan.sponsor !== null,
+    interactions: plan.interactions,
+    userOperation: storeOp(op),
+    userOperationHash: hashOp(chain, op),
+    maxCost: maxCost.toString(),
+    tokenCharge: tokenCharge?.toString() ?? null,
+    tokenWithdrawal: plan.tokenWithdrawal?.toString() ?? null,
+    requestId: currentRequestId() ?? null,
+    sessionId: plan.sessionId ?? null,
+    optimistic: plan.optimistic,
+    confirmationBlocks: plan.confirmationBlocks,
+    deploysAccount: opDeploys(op),
+    sponsorshipDecline: plan.sponsorshipDecline ?? null,
+  };
+  // Our paymaster's hold, in the statement that records the intent (the project's balance row is locked from there to its commit).
+  const held: HoldRequest | null = ours
+    ? {
         chainId: chain.chainId,
         amount: maxCost,
         cause: plan.cause ?? "intent",
@@ -365,11 +371,52 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
         policyId: plan.sponsor!.policy.id,
         playerId: sender.playerId,
         accountId: sender.id,
-      });
-    }
-    return row!;
+      }
+    : null;
+  const record = async (q: Queryable) => (held ? recordHeldIntent(q, ctx, row, held) : (await q.insert(transactionIntents).values(row).returning())[0]!);
+
+  // Nothing to count or check under a lock: the one statement is the whole write.
+  if (!counting && !plan.check && !prepared) {
+    await evaluate?.(db);
+    return record(db);
+  }
+  return db.transaction(async (tx) => {
+    await evaluate?.(tx);
+    await plan.check?.(tx, sponsored);
+    await prepared?.(tx);
+    return record(tx);
   });
 }
+
+type IntentInsert = Pick<typeof transactionIntents.$inferInsert, (typeof INTENT_COLUMNS)[number]>;
+
+/** The columns buildAndRecord gives an intent (the others keep their defaults). */
+const INTENT_COLUMNS = [
+  "id",
+  "projectId",
+  "livemode",
+  "chainId",
+  "playerId",
+  "accountId",
+  "policyId",
+  "status",
+  "sponsored",
+  "interactions",
+  "userOperation",
+  "userOperationHash",
+  "maxCost",
+  "tokenCharge",
+  "tokenWithdrawal",
+  "requestId",
+  "sessionId",
+  "optimistic",
+  "confirmationBlocks",
+  "deploysAccount",
+  "sponsorshipDecline",
+] as const;
+
+/** An intent and its hold in one statement (see heldInsert). */
+const recordHeldIntent = heldInsert("record_held_intent", transactionIntents, INTENT_COLUMNS, "intentId");
 
 /** The intent a request recorded, within the day an Idempotency-Key remembers it (the project's recent intents are indexed). */
 export async function intentOfRequest(db: Queryable, ctx: ProjectContext, requestId: string): Promise<IntentRow | null> {
@@ -398,39 +445,4 @@ export async function listIntents(db: Queryable, ctx: ProjectContext, input: Lis
     input.status !== undefined ? eq(transactionIntents.status, input.status === 1 ? "successful" : "failed") : undefined,
   );
   return listPage(db, transactionIntents, where, input);
-}
-
-/** The ids of an owner's latest 10 intents, as a column of a statement over owners (`owner` is the owner's id). */
-export const latestIntentIdsOf = (column: "playerId" | "accountId" | "policyId" | "sessionId", owner: AnyColumn): SQL<string[]> =>
-  // Nested: a single-table select writes the columns of its fields' own chunks unqualified, which would lose the owner's table.
-  sql`array(${sql`select ${transactionIntents.id} from ${transactionIntents} where ${transactionIntents[column]} = ${owner} order by ${transactionIntents.createdAt} desc, ${transactionIntents.id} desc limit 10`})`;
-
-/** The latest intents (ids) of players, accounts or policies, for embedding (10 each). */
-export async function latestIntentIds(db: Queryable, column: "playerId" | "accountId" | "policyId" | "sessionId", ids: string[]): Promise<Map<string, { id: string }[]>> {
-  const by = new Map<string, { id: string }[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return by;
-  const col = transactionIntents[column];
-  const ranked = db
-    .select({
-      id: transactionIntents.id,
-      owner: sql<string>`${col}`.as("owner"),
-      createdAt: transactionIntents.createdAt,
-      rank: sql<number>`row_number() over (partition by ${col} order by ${transactionIntents.createdAt} desc, ${transactionIntents.id} desc)`.as("rank"),
-    })
-    .from(transactionIntents)
-    .where(inArray(col, ids))
-    .as("ranked");
-  const rows = await db.select({ id: ranked.id, owner: ranked.owner }).from(ranked).where(lte(ranked.rank, 10)).orderBy(ranked.rank);
-  for (const row of rows) by.get(row.owner)?.push({ id: row.id });
-  return by;
-}
-
-/** The latest 10 intents of each owner, as `{id}` or (expanded) as the API shows them. */
-export async function embeddedIntents(db: Queryable, column: "playerId" | "accountId" | "policyId" | "sessionId", ids: string[], expanded: boolean) {
-  const latest = await latestIntentIds(db, column, ids);
-  if (!expanded) return latest;
-  const all = [...latest.values()].flat().map((r) => r.id);
-  const rows = all.length ? await db.select().from(transactionIntents).where(inArray(transactionIntents.id, all)) : [];
-  const byId = new Map(rows.map((r) => [r.id, serializeIntent(r)]));
-  return new Map([...latest].map(([owner, refs]) => [owner, refs.map((r) => byId.get(r.id) ?? r)]));
 }

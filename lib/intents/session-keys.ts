@@ -1,16 +1,16 @@
 import { and, desc, eq, inArray, isNull } from "drizzle-orm";
 import { decodeFunctionData, getAddress, isAddressEqual, size, type Address, type Hex } from "viem";
 import { simple7702AccountAbi, smartAccountAbi } from "@/contracts/artifacts";
-import { chainNow, chainTime, readKey } from "@/lib/sessions/chain";
+import { chainNow, chainTime, readKey } from "@/lib/session-keys/chain";
 import { onChain, publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { opDeploys, opMaxCost, opSigner, opSponsored, type VersionedOp } from "./versioned-op";
+import { opDeploys, opMaxCost, opSigner, opSponsored, type VersionedOp } from "@/lib/intent-records/versioned-op";
 import type { Queryable, Tx } from "@/lib/db/client";
 import { sessions, transactionIntents } from "@/lib/db/schema";
-import { badRequest, referenced } from "@/lib/http/errors";
-import type { ProjectContext } from "@/lib/projects/service";
-import { getSession } from "@/lib/sessions/service";
-import { accountCalls } from "@/lib/signing/calls";
+import { badRequest, referenced } from "@/lib/errors";
+import type { ProjectContext } from "@/lib/tenant";
+import { getSession } from "@/lib/session-keys/service";
+import { accountCalls } from "./operation-calls";
 
 /**
  * The account's intents already signed by `key` and not settled: the contract counts a use when it validates an

@@ -2,18 +2,18 @@ import { and, eq, sql } from "drizzle-orm";
 import { isAddressEqual, type Address, type Hex, type SignedAuthorization } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { signingOwner } from "@/lib/accounts/token-bound";
-import { accountTypeInfo } from "@/lib/accounts/types";
+import { accountTypeInfo } from "@/lib/account-records/types";
 import { findChain } from "@/lib/chain/registry";
 import { authorizationProblem } from "@/lib/chain/eip7702";
 import type { ChainConfig } from "@/lib/chain/registry";
 import { simulateHandleOp, simulateHandleOpV08, UserOperationRejectedError } from "@/lib/chain/userop";
 import type { Queryable } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
-import { ApiError, badRequest } from "@/lib/http/errors";
-import type { ProjectContext } from "@/lib/projects/service";
+import { badRequest, conflict } from "@/lib/errors";
+import type { ProjectContext } from "@/lib/tenant";
 import { getIntent, type IntentRow } from "./service";
-import { isStoredV08, isUnsignedAuthorization, loadOp, opSigner, serializeUserOpV08, type StoredOp, type VersionedOp } from "./versioned-op";
-import { lockSessionKey } from "@/lib/sessions/chain";
+import { isStoredV08, isUnsignedAuthorization, loadOp, opSigner, serializeUserOpV08, type StoredOp, type VersionedOp } from "@/lib/intent-records/versioned-op";
+import { lockSessionKey } from "@/lib/session-keys/chain";
 import { sessionKeyJudge, sessionOfKey } from "./session-keys";
 
 /**
@@ -24,7 +24,7 @@ import { sessionKeyJudge, sessionOfKey } from "./session-keys";
 export async function submitSignature(db: Queryable, ctx: ProjectContext, id: string, signature: Hex, signedAuthorization?: SignedAuthorization): Promise<IntentRow> {
   const intent = await getIntent(db, ctx, id);
   if (intent.status !== "awaiting_signature") {
-    throw new ApiError(409, "invalid_request_error", `Transaction intent ${id} is not awaiting a signature (it is ${intent.status}).`);
+    throw conflict(`Transaction intent ${id} is not awaiting a signature (it is ${intent.status}).`);
   }
   const account = await getAccount(db, ctx, intent.accountId);
   // Who may sign as the owner: for a token-bound account, whoever holds its token now.
@@ -109,6 +109,6 @@ async function markSigned(db: Queryable, intent: IntentRow, op: Record<string, s
     .set({ userOperation: op, status: "pending", sessionId, updatedAt: sql`now()` })
     .where(and(eq(transactionIntents.id, intent.id), eq(transactionIntents.status, "awaiting_signature")))
     .returning();
-  if (!row) throw new ApiError(409, "invalid_request_error", `Transaction intent ${intent.id} is not awaiting a signature any more.`);
+  if (!row) throw conflict(`Transaction intent ${intent.id} is not awaiting a signature any more.`);
   return row;
 }

@@ -6,6 +6,7 @@ import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import type { Db, Queryable } from "@/lib/db/client";
 import { contracts, tokenIndexCursors, tokenTransfers } from "@/lib/db/schema";
 import { nftEvents, tokenKind } from "./tokens";
+import { envNumber, type SettingName } from "@/lib/config";
 
 /**
  * The NFT transfer index: ERC-721 Transfer and ERC-1155 TransferSingle/TransferBatch logs of
@@ -18,10 +19,7 @@ import { nftEvents, tokenKind } from "./tokens";
  * instances (or a request's catch-up and the background function) never store a range twice.
  */
 
-const envInt = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return process.env[name] && Number.isSafeInteger(value) && value > 0 ? value : fallback;
-};
+const envInt = (name: SettingName, fallback: number) => envNumber(name, fallback, { above: 0, integer: true });
 
 /** The knobs, read at each call (tests and operators set them by environment). */
 export const indexerSettings = () => ({

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { chainIdField } from "@/lib/chain/registry";
-import { listField, listInput } from "@/lib/http/fields";
+import { chainIdField, listField, listInput } from "@/lib/http/fields";
 import { listResponse } from "@/lib/http/resource";
 
 const conId = z.string().regex(/^con_[\w-]{1,100}$/, "Expected a contract id (con_...)");

@@ -7,12 +7,13 @@ import type { Db, Queryable } from "@/lib/db/client";
 import { accounts, contracts, tokenTransfers } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { getAccount } from "@/lib/accounts/service";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { getPlayer } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { indexChain, indexerSettings } from "./indexer";
 import type { InventoryItem, InventoryListInput } from "./schema";
 import { erc20Reads, erc20TransferEvent, tokenKind } from "./tokens";
+import { envNumber } from "@/lib/config";
 
 /** Whose inventory, on which chain: a player without an account there holds nothing there (address null). */
 export interface Holder {
@@ -23,9 +24,9 @@ export interface Holder {
 const settings = () => ({
   ...indexerSettings(),
   /** How long an nft request lets the index catch up with the chain before answering (so a token minted a moment ago shows). */
-  catchUpMs: Number(process.env.INVENTORY_CATCH_UP_MS) > 0 ? Number(process.env.INVENTORY_CATCH_UP_MS) : 5_000,
+  catchUpMs: envNumber("INVENTORY_CATCH_UP_MS", 5_000, { above: 0 }),
   /** How far back (blocks, configured chains) an ERC-20's last transfer is looked for; dev chains: their whole history. */
-  erc20Lookback: Number(process.env.INVENTORY_ERC20_LOOKBACK_BLOCKS) > 0 ? Number(process.env.INVENTORY_ERC20_LOOKBACK_BLOCKS) : 10_000,
+  erc20Lookback: envNumber("INVENTORY_ERC20_LOOKBACK_BLOCKS", 10_000, { above: 0 }),
 });
 
 /**

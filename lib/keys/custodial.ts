@@ -1,11 +1,12 @@
 import { eq } from "drizzle-orm";
-import type { Hex } from "viem";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import type { Address, Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Queryable } from "@/lib/db/client";
 import { ownerKeys } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { decrypt, encrypt } from "./encryption";
+import { keyAccount, type KeyAccount } from "./key-account";
 
 export type OwnerKeyRow = typeof ownerKeys.$inferSelect;
 
@@ -37,9 +38,10 @@ export async function findOwnerKey(db: Queryable, playerId: string): Promise<Own
   return row;
 }
 
-/** Decrypts the key only for the signer handed back; callers use it to sign and drop it. */
-export function ownerSigner(row: OwnerKeyRow): PrivateKeyAccount {
-  const account = privateKeyToAccount(decrypt(row.encryptedPrivateKey, ownerKeyAad(row)) as Hex);
-  if (account.address !== row.address) throw new Error(`owner key ${row.id} does not match its address`);
-  return account;
+/**
+ * Decrypts the key only for the signer handed back; callers use it to sign and drop it. The decryption authenticates
+ * the row's address (ownerKeyAad), so the key is not derived again (keyAccount).
+ */
+export function ownerSigner(row: OwnerKeyRow): KeyAccount {
+  return keyAccount(decrypt(row.encryptedPrivateKey, ownerKeyAad(row)) as Hex, row.address as Address);
 }

@@ -1,7 +1,8 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { dataDir } from "@/lib/config";
+import { dataDir, environment, type SettingsEnv } from "@/lib/config";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * The master keys, from the environment or, in the embedded default, from files in `.data/`:
@@ -32,7 +33,7 @@ export interface MasterKey {
 export class MasterKeyError extends Error {}
 
 const SALT = "smart-wallet-service";
-const state = globalThis as unknown as { __keyring?: Keyring };
+const state = processSingleton("keyring", () => ({ keyring: undefined as Keyring | undefined }));
 
 export function parseMasterKey(value: string, name: string): Buffer {
   const text = value.trim();
@@ -71,7 +72,7 @@ function embeddedCurrent(file: string): Buffer {
   return parseMasterKey(fs.readFileSync(file, "utf8"), file);
 }
 
-export function loadKeyring(env: Record<string, string | undefined> = process.env, dir = dataDir()): Keyring {
+export function loadKeyring(env: SettingsEnv = environment(), dir = dataDir()): Keyring {
   const files = embeddedKeyFiles(dir);
   const current = env.KEY_ENCRYPTION_KEY ? parseMasterKey(env.KEY_ENCRYPTION_KEY, "KEY_ENCRYPTION_KEY") : embeddedCurrent(files.current);
   const others = (env.KEY_ENCRYPTION_KEYRING !== undefined ? env.KEY_ENCRYPTION_KEYRING.split(",") : (readIfExists(files.keyring)?.split("\n") ?? []))
@@ -89,14 +90,17 @@ export function loadKeyring(env: Record<string, string | undefined> = process.en
 
 /** This process's keyring, loaded once. */
 export function keyring(): Keyring {
-  state.__keyring ??= loadKeyring();
-  return state.__keyring;
+  state.keyring ??= loadKeyring();
+  return state.keyring;
 }
 
 /** Forgets the loaded keyring, so the next use reads the configuration again (after a rotation). */
 export function reloadKeyring() {
-  state.__keyring = undefined;
+  state.keyring = undefined;
 }
 
 /** The secret the service's own keys are derived from with HKDF (see Keyring). */
 export const derivationRoot = () => keyring().derivationRoot;
+
+/** The service's 32-byte key for one purpose (`info`), derived from the root: independent of every other purpose's. */
+export const derivedKey = (info: string): Uint8Array => new Uint8Array(crypto.hkdfSync("sha256", derivationRoot(), "smart-wallet-service", info, 32));

@@ -4,7 +4,7 @@ import https from "node:https";
 import { Readable } from "node:stream";
 import { envFlag, listensOnLoopbackOnly } from "@/lib/config";
 import { noteRemoteCall } from "@/lib/db/transaction-guard";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { addressRefusal, ipLiteral, isLocalhostName } from "./address";
 
 /**
@@ -12,7 +12,7 @@ import { addressRefusal, ipLiteral, isLocalhostName } from "./address";
  * mode: https only, and every address the host resolves to must be public; the connection then goes to the checked
  * address itself. Test mode: http or https; loopback and private addresses only where the operator allows them
  * (privateTargetsAllowed), else public ones as in live mode. Cloud metadata endpoints and the unspecified address
- * never. See README "Outbound URLs".
+ * never. See docs/security.md "Outbound requests".
  */
 
 /**

@@ -18,7 +18,7 @@ import {
   type UserOp,
   type UserOpV08,
 } from "@/lib/chain/userop";
-import { ApiError } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 
 /**
  * How far above the service's own estimate a client's gas limits may go, in percent: PAYMASTER_GAS_BOUND_PERCENT,
@@ -84,7 +84,7 @@ export async function operationBounds(chain: ChainConfig, op: UserOp): Promise<O
     ),
   ]);
   if ((op.initCode ?? "0x") !== "0x" && estimated.initCode === "0x") {
-    throw new ApiError(400, "invalid_request_error", `The account ${op.sender} is already deployed: the operation's initCode must be empty (AA10).`);
+    throw badRequest(`The account ${op.sender} is already deployed: the operation's initCode must be empty (AA10).`);
   }
   const percent = gasBoundPercent();
   const extra = gasBoundExtra();
@@ -146,7 +146,7 @@ export async function operationBoundsV08(chain: ChainConfig, op: UserOpV08): Pro
     ),
   ]);
   if (op.factory && !delegates && !estimated.factory) {
-    throw new ApiError(400, "invalid_request_error", `The account ${op.sender} is already deployed: the operation must not name a factory (AA10).`);
+    throw badRequest(`The account ${op.sender} is already deployed: the operation must not name a factory (AA10).`);
   }
   const percent = gasBoundPercent();
   const extra = gasBoundExtra();

@@ -6,7 +6,7 @@ import { delegatedAccountV8Abi, simple7702AccountAbi, smartAccountAbi, smartAcco
 import { registeredContractsAt } from "@/lib/contracts/service";
 import type { Db } from "@/lib/db/client";
 import type { RuledCall } from "@/lib/policies/evaluate";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { initCodeOf, type VersionedUserOp } from "./op-params";
 
 export interface OperationCall {

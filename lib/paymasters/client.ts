@@ -2,7 +2,7 @@ import { BaseError, HttpRequestError, http, ResponseBodyTooLargeError, RpcReques
 import { createPaymasterClient, getPaymasterData, getPaymasterStubData, type PaymasterClient } from "viem/account-abstraction";
 import { toEntryPointOp, type UserOp } from "@/lib/chain/userop";
 import { envNumber } from "@/lib/config";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError, badGateway, badRequest } from "@/lib/errors";
 import { outboundFetch, OutboundRefusedError } from "@/lib/outbound";
 
 /** How long an ERC-7677 service has to answer one call, its whole body included (viem reads it within the timeout). */
@@ -84,15 +84,15 @@ export function serviceError(call: ServiceCall, err: unknown): ApiError {
   const outbound = err instanceof BaseError ? err.walk((e) => e instanceof OutboundRefusedError) : err instanceof OutboundRefusedError ? err : null;
   if (outbound) {
     const message = `its url is not allowed: ${(outbound as Error).message}`;
-    return new ApiError(400, "invalid_request_error", `${call.who}: ${message}.`, details(message));
+    return badRequest(`${call.who}: ${message}.`, details(message));
   }
   const rpc = err instanceof BaseError ? (err.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null) : null;
   if (rpc) {
     const message = `the paymaster service at ${origin} refused to sponsor: ${rpc.details || rpc.shortMessage} (code ${rpc.code})`;
-    return new ApiError(400, "invalid_request_error", `${call.who}: ${message}.`, details(message));
+    return badRequest(`${call.who}: ${message}.`, details(message));
   }
   const message = `the paymaster service at ${origin} could not sponsor (${whyNoResult(err)})`;
-  return new ApiError(502, "api_error", `${call.who}: ${message}. Try again shortly.`, details(message));
+  return badGateway(`${call.who}: ${message}. Try again shortly.`, details(message));
 }
 
 async function asking<T>(call: ServiceCall, work: () => Promise<T>): Promise<T> {
@@ -108,7 +108,7 @@ function paymasterAndDataOf(call: ServiceCall, result: { paymasterAndData?: Hex 
   const value = result.paymasterAndData;
   if (typeof value !== "string" || !/^0x([0-9a-fA-F]{2}){20,}$/.test(value)) {
     const message = `the paymaster service at ${originOf(call.url)} answered without a v0.6 paymasterAndData`;
-    throw new ApiError(502, "api_error", `${call.who}: ${message}.`, { [call.param]: { value: call.paramValue, message } });
+    throw badGateway(`${call.who}: ${message}.`, { [call.param]: { value: call.paramValue, message } });
   }
   return value;
 }

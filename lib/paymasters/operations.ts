@@ -1,11 +1,9 @@
 import { z } from "zod";
-import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
-import { deletedResource, listResponse } from "@/lib/http/resource";
+import { deletedResource } from "@/lib/http/resource";
 import { createPaymasterInput, listPaymastersInput, paymasterResponse, updatePaymasterInput } from "./schema";
-import { serializePaymaster } from "./serializer";
+import { serializePaymaster, serializePaymasterWithCode } from "./serializer";
 import * as paymasters from "./service";
-import { paymasterServiceRpc } from "./rpc-operation";
 
 const tag = "Paymasters";
 
@@ -13,27 +11,25 @@ export const createPaymaster = defineOperation({
   operationId: "createPaymaster",
   method: "POST",
   path: "/v1/paymasters",
-  summary: "Register an ERC-7677 paymaster service (its contract must have code on a chain of the key's mode)",
+  summary: "Register an ERC-7677 paymaster service (before or after its contract is deployed: the answer says where it has code)",
   tag,
   input: createPaymasterInput,
   response: paymasterResponse,
-  run: async ({ db, project, input }) => serializePaymaster(await paymasters.createPaymaster(db, project, input)),
+  run: async ({ db, project, input }) => serializePaymasterWithCode(await paymasters.createPaymaster(db, project, input)),
 });
 
-// The SDK's generated listPaymasters expects a bare array (its wrapper has no list method): we answer the
-// standard paginated list envelope, as every list of this API does.
+// The SDK's generated listPaymasters (PaymasterApi, openapi `Array<PaymasterResponse>`) reads a bare JSON array, as
+// the hosted API answers: the one list of this API without the list envelope. Its paging is the usual one (limit,
+// skip, order; `deleted` to see deleted ones); the dashboard reads totals through the service.
 export const listPaymasters = defineOperation({
   operationId: "listPaymasters",
   method: "GET",
   path: "/v1/paymasters",
-  summary: "List paymasters, newest first",
+  summary: "List paymasters, newest first: a bare array, as the SDK reads it (limit, skip, order, deleted)",
   tag,
   input: listPaymastersInput,
-  response: listResponse(paymasterResponse),
-  run: async ({ db, project, input, path }) => {
-    const { rows, total } = await paymasters.listPaymasters(db, project, input);
-    return listEnvelope(path, input, rows.map(serializePaymaster), total);
-  },
+  response: z.array(paymasterResponse),
+  run: async ({ db, project, input }) => (await paymasters.listPaymasters(db, project, input)).rows.map(serializePaymaster),
 });
 
 export const getPaymaster = defineOperation({
@@ -44,7 +40,7 @@ export const getPaymaster = defineOperation({
   tag,
   input: z.strictObject({}),
   response: paymasterResponse,
-  run: async ({ db, project, params }) => serializePaymaster(await paymasters.getPaymaster(db, project, params.id!)),
+  run: async ({ db, project, params }) => serializePaymasterWithCode(await paymasters.getPaymasterWithCode(db, project, params.id)),
 });
 
 export const updatePaymaster = defineOperation({
@@ -55,7 +51,7 @@ export const updatePaymaster = defineOperation({
   tag,
   input: updatePaymasterInput,
   response: paymasterResponse,
-  run: async ({ db, project, params, input }) => serializePaymaster(await paymasters.updatePaymaster(db, project, params.id!, input)),
+  run: async ({ db, project, params, input }) => serializePaymasterWithCode(await paymasters.updatePaymaster(db, project, params.id, input)),
 });
 
 export const deletePaymaster = defineOperation({
@@ -66,7 +62,7 @@ export const deletePaymaster = defineOperation({
   tag,
   input: z.strictObject({}),
   response: deletedResource("paymaster"),
-  run: async ({ db, project, params }) => paymasters.deletePaymaster(db, project, params.id!),
+  run: async ({ db, project, params }) => paymasters.deletePaymaster(db, project, params.id),
 });
 
 export const paymasterOperations = [
@@ -75,5 +71,4 @@ export const paymasterOperations = [
   getPaymaster,
   updatePaymaster,
   deletePaymaster,
-  paymasterServiceRpc,
 ];

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { chainIdField } from "@/lib/chain/registry";
-import { addressField, booleanField, documentedAs, listInput, textField } from "@/lib/http/fields";
+import { addressField, booleanField, chainIdField, documentedAs, listInput, textField } from "@/lib/http/fields";
 
 const MAX_CONTEXT_BYTES = 4_096;
 
@@ -44,6 +43,11 @@ export const paymasterResponse = z.object({
   context: z.record(z.string(), z.unknown()).optional(),
   name: z.string().optional(),
   deleted: z.boolean(),
+  deployedOn: z
+    .array(z.number().int())
+    .optional()
+    .describe("Our extension, in single answers (create, get, update): the chains of the key's mode with code at `address` when answering. A paymaster is registered before its contract is deployed; a policy can name it only once it has code on the policy's chain."),
+  notice: z.string().optional().describe("Our extension: present when `address` has no code yet (on the chain the request named, or on any chain of the mode)."),
 });
 
 export type PaymasterResponse = z.infer<typeof paymasterResponse>;

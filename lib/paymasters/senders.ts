@@ -2,7 +2,7 @@
 // chain, or (unless the policy opts in to outside accounts) nothing is signed.
 import { eq, sql } from "drizzle-orm";
 import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
-import { entryPointVersionOf, isDelegatedType } from "@/lib/accounts/types";
+import { entryPointVersionOf, isDelegatedType } from "@/lib/account-records/types";
 import { accountFactoryInitCode, counterfactualAddress } from "@/lib/chain/accounts";
 import { accountFactoryInitCodeV08, counterfactualAddressV08 } from "@/lib/chain/accounts-v08";
 import { onChain } from "@/lib/chain/clients";
@@ -15,7 +15,7 @@ import { accounts, developerAccounts, playerIdentities } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { WALLET_PROVIDER } from "@/lib/iam/siwe";
 import type { PolicyRow } from "@/lib/policies/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { EntryPointVersion } from "./op-params";
 import { invalidParam } from "./rpc-error";
 

@@ -5,11 +5,11 @@ import { chainFor, supportedChains, type ChainConfig } from "@/lib/chain/registr
 import type { Queryable } from "@/lib/db/client";
 import { paymasters, policies } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
+import { badRequest, conflict, notFound, referenced } from "@/lib/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { checkOutboundUrl } from "@/lib/outbound";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { CreatePaymasterInput, ListPaymastersInput, UpdatePaymasterInput } from "./schema";
 
 export type PaymasterRow = typeof paymasters.$inferSelect;
@@ -20,42 +20,52 @@ const hasCode = async (chain: ChainConfig, address: Address) =>
 /** 400 naming `param` unless `address` holds a contract on `chain`. */
 export async function requireCodeOn(chain: ChainConfig, address: string, param = "address") {
   if (!(await hasCode(chain, address as Address))) {
-    throw badRequest(`No contract is deployed at ${address} on chain ${chain.chainId}: a paymaster must be a deployed contract there.`, {
-      [param]: { value: address, message: `no code on chain ${chain.chainId}` },
+    throw badRequest(`No contract is deployed at ${address} on chain ${chain.chainId} yet: a paymaster sponsors only once its contract is deployed there.`, {
+      [param]: { value: address, message: `no code on chain ${chain.chainId} yet` },
     });
   }
 }
 
 /**
- * A paymaster is checked against the chain when registered: with `chainId`, code at the address on that chain;
- * without, on at least one chain of the key's mode (the record itself names no chain: a policy using it checks its
- * own chain when it names the paymaster).
+ * The chains of the key's mode with code at `address`, as they answer now (a chain that cannot be asked counts as
+ * without). A paymaster is registered whether or not its contract is deployed yet (it often is deployed after); the
+ * answer says where it has code, and using it (a policy naming it) needs code on the policy's chain.
  */
-async function checkAddress(ctx: ProjectContext, address: string, chainId: number | undefined) {
-  if (chainId !== undefined) return requireCodeOn(chainFor(ctx, chainId), address);
+export async function chainsWithCode(ctx: ProjectContext, address: string): Promise<number[]> {
   const chains = supportedChains().filter((c) => c.livemode === ctx.livemode);
   const found = await Promise.allSettled(chains.map((chain) => hasCode(chain, address as Address)));
-  if (found.some((r) => r.status === "fulfilled" && r.value)) return;
-  const failed = found.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) throw failed.reason;
-  const mode = ctx.livemode ? "live" : "test";
-  throw badRequest(`No contract is deployed at ${address} on any ${mode} chain (${chains.map((c) => c.chainId).join(", ") || "none configured"}): a paymaster must be a deployed contract. Pass chainId to name its chain.`, {
-    address: { value: address, message: `no code on any ${mode} chain` },
-  });
+  return chains.filter((_, i) => found[i]!.status === "fulfilled" && (found[i] as PromiseFulfilledResult<boolean>).value).map((c) => c.chainId);
+}
+
+/** A registered paymaster with where its address has code (lib/paymasters/serializer.ts says so in the answer). */
+export interface PaymasterWithCode {
+  row: PaymasterRow;
+  deployedOn: number[];
+  /** The chain the request named (`chainId`), when it did. */
+  chainId?: number;
+}
+
+async function withCode(ctx: ProjectContext, row: PaymasterRow, chainId?: number): Promise<PaymasterWithCode> {
+  return { row, deployedOn: await chainsWithCode(ctx, row.address), ...(chainId !== undefined && { chainId }) };
 }
 
 /** The URL as stored: checked against the outbound rule and normalised (null or undefined passed through: unset, unchanged). */
 const checkedUrl = async <T extends string | null | undefined>(ctx: ProjectContext, url: T): Promise<T | string> =>
   url ? (await checkOutboundUrl(url, { livemode: ctx.livemode, field: "url" })).href : url;
 
-export async function createPaymaster(db: Queryable, ctx: ProjectContext, input: CreatePaymasterInput): Promise<PaymasterRow> {
+export async function createPaymaster(db: Queryable, ctx: ProjectContext, input: CreatePaymasterInput): Promise<PaymasterWithCode> {
   const url = await checkedUrl(ctx, input.url);
-  await checkAddress(ctx, input.address, input.chainId);
+  if (input.chainId !== undefined) chainFor(ctx, input.chainId); // a chain of the key's mode (400 naming chainId otherwise)
   const [row] = await db
     .insert(paymasters)
     .values({ id: newId("paymaster"), ...ctx, address: input.address, url: url ?? null, context: input.context ?? null, name: input.name ?? null })
     .returning();
-  return row!;
+  return withCode(ctx, row!, input.chainId);
+}
+
+/** A paymaster and where its address has code (single answers). */
+export async function getPaymasterWithCode(db: Queryable, ctx: ProjectContext, id: string): Promise<PaymasterWithCode> {
+  return withCode(ctx, await getPaymaster(db, ctx, id));
 }
 
 /** Deleted paymasters stay readable by id (with `deleted: true`), like contracts. */
@@ -78,15 +88,14 @@ async function policyChains(db: Queryable, ctx: ProjectContext, id: string): Pro
   return rows.map((r) => r.chainId);
 }
 
-export async function updatePaymaster(db: Queryable, ctx: ProjectContext, id: string, input: UpdatePaymasterInput): Promise<PaymasterRow> {
+export async function updatePaymaster(db: Queryable, ctx: ProjectContext, id: string, input: UpdatePaymasterInput): Promise<PaymasterWithCode> {
   const current = await getPaymaster(db, ctx, id);
   if (current.deleted) throw badRequest(`Paymaster ${id} is deleted.`, { id: { value: id, message: "deleted" } });
   const url = await checkedUrl(ctx, input.url);
-  if (input.address !== undefined || input.chainId !== undefined) {
-    const address = input.address ?? current.address;
-    await checkAddress(ctx, address, input.chainId);
-    // The policies using it keep sponsoring through it: the new address must be a contract on their chains too.
-    for (const chainId of await policyChains(db, ctx, id)) await requireCodeOn(chainFor(ctx, chainId), address);
+  if (input.chainId !== undefined) chainFor(ctx, input.chainId);
+  if (input.address !== undefined) {
+    // The policies using it keep sponsoring through it: the new address must be a contract on their chains (its use).
+    for (const chainId of await policyChains(db, ctx, id)) await requireCodeOn(chainFor(ctx, chainId), input.address);
   }
   const [row] = await db
     .update(paymasters)
@@ -99,7 +108,7 @@ export async function updatePaymaster(db: Queryable, ctx: ProjectContext, id: st
     })
     .where(inScope(paymasters, ctx, eq(paymasters.id, id)))
     .returning();
-  return row!;
+  return withCode(ctx, row!, input.chainId);
 }
 
 /** Soft delete; refused (409) while a policy that is not deleted sponsors through it, so no policy silently loses its paymaster. */
@@ -120,7 +129,7 @@ export async function deletePaymaster(db: Queryable, ctx: ProjectContext, id: st
 
 /**
  * The paymaster a policy names (as `param`): of the project and mode, not deleted, with a URL to call, and a
- * contract on the policy's chain. 400 otherwise.
+ * contract on the policy's chain (registered before its deployment, it is usable once deployed). 400 otherwise.
  */
 export async function usablePaymaster(db: Queryable, ctx: ProjectContext, id: string, chain: ChainConfig, param = "paymaster"): Promise<PaymasterRow> {
   if (!id.startsWith("pay_")) throw badRequest(`Expected a paymaster id (pay_...), got ${id}.`, { [param]: { value: id, message: "not a paymaster id" } });

@@ -2,11 +2,11 @@ import type { Hex } from "viem";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { latestBlock } from "@/lib/chain/coalesce";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { signPaymasterAndData, sponsorshipWindow, stubPaymasterAndData, type UserOp } from "@/lib/chain/userop";
+import { signPaymasterAndData, stubPaymasterAndData, type UserOp } from "@/lib/chain/userop";
 import type { Queryable } from "@/lib/db/client";
-import { ApiError } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import type { PolicyRow } from "@/lib/policies/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { finalData, stubData, type ServiceCall } from "./client";
 import { getPaymaster } from "./service";
 
@@ -26,12 +26,26 @@ export interface PaymasterSponsor {
   remote: boolean;
 }
 
+/**
+ * The chain's time for our paymaster's stub and signature window, read once when the sponsor is made: a build reads the
+ * latest block at that point anyway (the estimate, the sponsorship clock), so this is the same coalesced fetch
+ * (lib/chain/coalesce.ts) rather than one more round trip before signing. A real block's time, never ahead of the chain;
+ * at most a build older than a fresh read, which shortens the window by as much. A failed read is tried again when used.
+ */
+export function sponsorClock(chain: ChainConfig): () => Promise<number> {
+  const read = () => latestBlock(chain).then((block) => Number(block.timestamp));
+  let clock = read();
+  clock.catch(() => {}); // awaited when used; not left unhandled if the build fails first
+  return () => clock.catch(() => (clock = read()));
+}
+
 /** Our VerifyingPaymaster (serviceDeployment().paymaster), signed here with the paymaster signer's key. */
 export function ourSponsor(chain: ChainConfig): PaymasterSponsor {
+  const now = sponsorClock(chain);
   return {
     remote: false,
-    stub: async () => stubPaymasterAndData(Number((await latestBlock(chain)).timestamp)),
-    sign: async (op) => signPaymasterAndData(chain, op, await sponsorshipWindow(chain, SPONSORSHIP_SECONDS)),
+    stub: async () => stubPaymasterAndData(await now()),
+    sign: async (op) => signPaymasterAndData(chain, op, { validUntil: (await now()) + SPONSORSHIP_SECONDS, validAfter: 0 }),
   };
 }
 
@@ -58,7 +72,7 @@ export async function sponsorOf(db: Queryable, ctx: ProjectContext, chain: Chain
   const paymaster = await getPaymaster(db, ctx, policy.paymasterId);
   const who = `Paymaster ${paymaster.id} of policy ${policy.id}`;
   if (!paymaster.url || paymaster.deleted) {
-    throw new ApiError(400, "invalid_request_error", `${who} cannot sponsor: it ${paymaster.deleted ? "is deleted" : "has no url"}.`, {
+    throw badRequest(`${who} cannot sponsor: it ${paymaster.deleted ? "is deleted" : "has no url"}.`, {
       policy: { value: policy.id, message: `its paymaster ${paymaster.id} ${paymaster.deleted ? "is deleted" : "has no url"}` },
     });
   }

@@ -45,7 +45,7 @@ export const getPlayer = defineOperation({
   tag,
   input: getPlayerInput,
   response: playerResponse,
-  run: async ({ db, project, params, input }) => presentPlayer(db, project, await players.getPlayer(db, project, params.id!), input.expand),
+  run: async ({ db, project, params, input }) => presentPlayer(db, project, await players.getPlayer(db, project, params.id), input.expand),
 });
 
 export const updatePlayer = defineOperation({
@@ -57,7 +57,7 @@ export const updatePlayer = defineOperation({
   input: updatePlayerInput,
   response: playerResponse,
   run: async ({ db, project, params, input }) =>
-    presentPlayer(db, project, await players.updatePlayer(db, project, params.id!, input), input.expand),
+    presentPlayer(db, project, await players.updatePlayer(db, project, params.id, input), input.expand),
 });
 
 export const deletePlayer = defineOperation({
@@ -68,7 +68,7 @@ export const deletePlayer = defineOperation({
   tag,
   input: z.strictObject({}),
   response: deletedResource("player"),
-  run: async ({ db, project, params }) => players.deletePlayer(db, project, params.id!),
+  run: async ({ db, project, params }) => players.deletePlayer(db, project, params.id),
 });
 
 export const playerOperations = [createPlayer, listPlayers, getPlayer, updatePlayer, deletePlayer];

@@ -1,10 +1,10 @@
-import { serializeAccount } from "@/lib/accounts/serializer";
-import { accountIdsOf, accountsOfPlayers } from "@/lib/accounts/service";
+import { serializeAccount } from "@/lib/account-records/serializer";
+import { accountIdsOf, accountsOfPlayers } from "@/lib/account-records/queries";
 import type { Queryable } from "@/lib/db/client";
 import type { TenantScope } from "@/lib/db/scope";
 import { players } from "@/lib/db/schema";
-import { embeddedIntents, latestIntentIdsOf } from "@/lib/intents/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import { embeddedIntents, latestIntentIdsOf } from "@/lib/intent-records/embedded";
+import type { ProjectContext } from "@/lib/tenant";
 import { serializePlayer } from "./serializer";
 import type { PlayerRow } from "./service";
 

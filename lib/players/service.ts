@@ -2,12 +2,12 @@ import { eq, ilike, inArray, isNull, or, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { players } from "@/lib/db/schema";
 import { inScope, type TenantScope } from "@/lib/db/scope";
-import { notFound } from "@/lib/http/errors";
-import { revokePlayerSessions } from "@/lib/iam/sessions";
+import { notFound } from "@/lib/errors";
 import { applyMetadata } from "@/lib/http/fields";
 import { listPage, preparedList, type ListPlaceholders } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
+import { revokePlayerSessions } from "./player-sessions";
 import type { CreatePlayerInput, ListPlayersInput } from "./schema";
 
 export type PlayerRow = typeof players.$inferSelect;

@@ -5,12 +5,13 @@ import { and, eq, gte, inArray, ne, or, sql } from "drizzle-orm";
 import type { Address, Hex } from "viem";
 import type { Queryable } from "@/lib/db/client";
 import { sponsoredOperations, transactionIntents } from "@/lib/db/schema";
-import { ApiError } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { budgetHolds, budgetLimit, budgetUse, showAmount, weiToUsdMicros, type BudgetSubject } from "@/lib/sponsorship/budgets";
 import { declined, type DeclineCode, type SponsorshipDeclined } from "@/lib/sponsorship/declines";
 import type { PolicyRuleRow } from "./rules";
 import { ALL_FUNCTIONS } from "./schema";
 import type { PolicyRow } from "./service";
+import { envText } from "@/lib/config";
 
 /** One call of an intent, as policy rules see it. */
 export interface RuledCall {
@@ -77,7 +78,7 @@ export interface SponsorshipCheck {
  */
 export const DEFAULT_MAX_COST_WEI = 10n ** 16n;
 export function sponsorMaxCost(): bigint {
-  const raw = process.env.SPONSOR_MAX_COST_WEI?.trim();
+  const raw = envText("SPONSOR_MAX_COST_WEI");
   return raw && /^\d{1,78}$/.test(raw) ? BigInt(raw) : DEFAULT_MAX_COST_WEI;
 }
 
@@ -86,7 +87,7 @@ const INTERVAL_SQL: Record<string, string> = { minute: "minutes", hour: "hours",
 
 /** A wrong parameter rather than a refusal: the policy cannot sponsor this at all (deleted, another chain). 400. */
 export const policyRefused = (policy: PolicyRow, message: string) =>
-  new ApiError(400, "invalid_request_error", `Policy ${policy.id} does not sponsor this operation: ${message}`, {
+  badRequest(`Policy ${policy.id} does not sponsor this operation: ${message}`, {
     policy: { value: policy.id, message },
   });
 

@@ -7,8 +7,8 @@ import type { Address } from "viem";
 import { chainFees } from "@/lib/chain/userop";
 import type { ChainConfig } from "@/lib/chain/registry";
 import type { Db, Queryable, Tx } from "@/lib/db/client";
-import { ApiError } from "@/lib/http/errors";
-import type { ProjectContext } from "@/lib/projects/service";
+import { ApiError } from "@/lib/errors";
+import type { ProjectContext } from "@/lib/tenant";
 import { approvalCalls, approveSponsorship, type ApprovalRequest } from "@/lib/sponsorship/approval";
 import {
   budgetChecks,
@@ -68,13 +68,21 @@ export async function prepareSponsorship(db: Queryable, ctx: ProjectContext, pol
 }
 
 /**
+ * Whether evaluateSponsorship counts what the policy sponsored already (rate limits, budgets), under locks: then it
+ * must run in the transaction that records the operation. Without such rules it reads nothing and decides from the
+ * request alone, so a single statement may record (and hold for) the operation after it.
+ */
+export const sponsorshipCounts = (rules: PolicyRuleRow[]) => rules.some((r) => r.type === "rate_limit" || r.type === "budget");
+
+/**
  * Decides whether the policy sponsors the request, throwing its first decline (402) otherwise. Must run inside the
  * transaction that records (and holds the cost of) the operation, right before the hold: it locks per policy and
  * subject (rate limits) and per budget's scope, so concurrent operations cannot together slip under a limit. Checks
  * the policy's state, calls, time windows and gas price again (cheap), then its rate limits, the install's per-operation
  * cap and its budgets. Approval webhooks are not asked here (prepareSponsorship does, outside the transaction).
+ * Without counting rules (sponsorshipCounts false) it runs no statement, and `tx` may be any handle.
  */
-export async function evaluateSponsorship(tx: Tx, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest): Promise<void> {
+export async function evaluateSponsorship(tx: Tx | Queryable, policy: PolicyRow, rules: PolicyRuleRow[], request: SponsorshipRequest): Promise<void> {
   requireUsable(policy, request.chainId);
   const checks = new Checks(policy, false);
   stateChecks(checks, policy, rules, request);

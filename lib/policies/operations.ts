@@ -3,7 +3,6 @@ import type { Queryable } from "@/lib/db/client";
 import { listEnvelope } from "@/lib/http/list";
 import { defineOperation } from "@/lib/http/operation";
 import { deletedResource, listResponse } from "@/lib/http/resource";
-import { evaluatePolicy as dryRun, evaluatePolicyInput, evaluationResponse } from "./dry-run";
 import { presentPolicies, presentPolicy, presentPolicyRules } from "./present";
 import * as rules from "./rules";
 import {
@@ -56,7 +55,7 @@ export const getPolicy = defineOperation({
   tag,
   input: getPolicyInput,
   response: policyResponse,
-  run: async ({ db, project, params, input }) => presentPolicy(db, project, await policies.getPolicy(db, project, params.id!), input.expand),
+  run: async ({ db, project, params, input }) => presentPolicy(db, project, await policies.getPolicy(db, project, params.id), input.expand),
 });
 
 export const updatePolicy = defineOperation({
@@ -67,7 +66,7 @@ export const updatePolicy = defineOperation({
   tag,
   input: updatePolicyInput,
   response: policyResponse,
-  run: async ({ db, project, params, input }) => presentPolicy(db, project, await policies.updatePolicy(db, project, params.id!, input), input.expand),
+  run: async ({ db, project, params, input }) => presentPolicy(db, project, await policies.updatePolicy(db, project, params.id, input), input.expand),
 });
 
 export const deletePolicy = defineOperation({
@@ -78,7 +77,7 @@ export const deletePolicy = defineOperation({
   tag,
   input: z.strictObject({}),
   response: deletedResource("policy"),
-  run: async ({ db, project, params }) => policies.deletePolicy(db, project, params.id!),
+  run: async ({ db, project, params }) => policies.deletePolicy(db, project, params.id),
 });
 
 const toggle = (enabled: boolean) =>
@@ -90,22 +89,11 @@ const toggle = (enabled: boolean) =>
     tag,
     input: z.strictObject({}),
     response: policyResponse,
-    run: async ({ db, project, params }) => presentPolicy(db, project, await policies.setPolicyEnabled(db, project, params.id!, enabled), undefined),
+    run: async ({ db, project, params }) => presentPolicy(db, project, await policies.setPolicyEnabled(db, project, params.id, enabled), undefined),
   });
 
 export const enablePolicy = toggle(true);
 export const disablePolicy = toggle(false);
-
-export const evaluatePolicy = defineOperation({
-  operationId: "evaluatePolicy",
-  method: "POST",
-  path: "/v1/policies/{id}/evaluate",
-  summary: "Dry run: whether the policy would sponsor an intent, with every check and its reason (nothing is signed, held or recorded)",
-  tag,
-  input: evaluatePolicyInput,
-  response: evaluationResponse,
-  run: async ({ db, project, params, input }) => dryRun(db, project, params.id!, input),
-});
 
 const ruleTag = "Policy rules";
 
@@ -149,7 +137,7 @@ export const getPolicyRule = defineOperation({
   input: getPolicyRuleInput,
   response: policyRuleResponse,
   run: async ({ db, project, params, input }) => {
-    const row = await rules.getPolicyRule(db, project, params.id!);
+    const row = await rules.getPolicyRule(db, project, params.id);
     const subject = { player: input.player, account: input.account };
     return (await withUsage(db, project, [row], await presentPolicyRules(db, [row], input.expand), input.expand, subject))[0]!;
   },
@@ -163,7 +151,7 @@ export const updatePolicyRule = defineOperation({
   tag: ruleTag,
   input: updatePolicyRuleInput,
   response: policyRuleResponse,
-  run: async ({ db, project, params, input }) => presentWithSecret(db, await rules.updatePolicyRule(db, project, params.id!, input), input.expand),
+  run: async ({ db, project, params, input }) => presentWithSecret(db, await rules.updatePolicyRule(db, project, params.id, input), input.expand),
 });
 
 export const deletePolicyRule = defineOperation({
@@ -174,8 +162,8 @@ export const deletePolicyRule = defineOperation({
   tag: ruleTag,
   input: z.strictObject({}),
   response: deletedResource("policyRule"),
-  run: async ({ db, project, params }) => rules.deletePolicyRule(db, project, params.id!),
+  run: async ({ db, project, params }) => rules.deletePolicyRule(db, project, params.id),
 });
 
-export const policyOperations = [createPolicy, listPolicies, getPolicy, updatePolicy, deletePolicy, enablePolicy, disablePolicy, evaluatePolicy];
+export const policyOperations = [createPolicy, listPolicies, getPolicy, updatePolicy, deletePolicy, enablePolicy, disablePolicy];
 export const policyRuleOperations = [createPolicyRule, listPolicyRules, getPolicyRule, updatePolicyRule, deletePolicyRule];

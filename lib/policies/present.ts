@@ -1,9 +1,9 @@
 import { inArray } from "drizzle-orm";
 import { serializeContract } from "@/lib/contracts/serializer";
 import type { Queryable } from "@/lib/db/client";
-import { embeddedIntents } from "@/lib/intents/service";
+import { embeddedIntents } from "@/lib/intent-records/embedded";
 import { contracts } from "@/lib/db/schema";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { rulesOfPolicies, type PolicyRuleRow } from "./rules";
 import { serializePolicy, serializePolicyRule } from "./serializer";
 import type { PolicyRow } from "./service";

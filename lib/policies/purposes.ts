@@ -2,7 +2,7 @@ import { formatEther, formatGwei } from "viem";
 
 /**
  * The things a policy rule can be for, in words, and how each maps onto the API's rule types (the spec's
- * three rate limits are one type; see the README's table). Pure data and formatting: the dashboard's client
+ * three rate limits are one type; see docs/policies.md's table). Pure data and formatting: the dashboard's client
  * components use it.
  */
 export const RULE_PURPOSES = [

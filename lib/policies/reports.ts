@@ -3,10 +3,10 @@ import { formatEther } from "viem";
 import { findChain } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import type { ListParams } from "@/lib/http/list";
 import { unixSeconds } from "@/lib/http/resource";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { getPolicy, type PolicyRow } from "./service";
 import { policyTokenTotals } from "./tokens";
 

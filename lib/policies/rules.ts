@@ -1,17 +1,18 @@
-import { asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { AbiFunction } from "abitype";
 import { chainFor } from "@/lib/chain/registry";
 import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
-import { policyRules } from "@/lib/db/schema";
+import { policies, policyRules } from "@/lib/db/schema";
+import { preparedQuery } from "@/lib/db/prepared-query";
 import { inScope } from "@/lib/db/scope";
 import { newSigningSecret, openSigningSecret, sealSigningSecret } from "@/lib/deliveries/signing";
-import { ApiError, badRequest, notFound, referenced, type ErrorDetails } from "@/lib/http/errors";
+import { ApiError, badRequest, notFound, referenced, type ErrorDetails } from "@/lib/errors";
 import { listPage } from "@/lib/http/list";
 import { unixSeconds } from "@/lib/http/resource";
 import { newId } from "@/lib/ids";
 import { checkOutboundUrl } from "@/lib/outbound";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { usdPriceStatus } from "@/lib/sponsorship/prices";
 import {
   ALL_FUNCTIONS,
@@ -25,7 +26,7 @@ import {
   type RuleType,
   type UpdatePolicyRuleInput,
 } from "./schema";
-import { getPolicy } from "./service";
+import { getPolicy, type PolicyRow } from "./service";
 
 export type PolicyRuleRow = typeof policyRules.$inferSelect;
 /** A rule just made (or whose signing secret was just made): `secret` is that secret, answered this once. */
@@ -226,7 +227,7 @@ const fieldsOf = (row: PolicyRuleRow): RuleFields =>
 
 /**
  * An approval webhook's signing secret is sealed to its rule (the rule's id is the encryption's associated data), so
- * it cannot be moved to another rule; lib/keys/rotation lists the column.
+ * it cannot be moved to another rule; lib/key-rotation.ts lists the column.
  */
 export const sealRuleSecret = (secret: string, ruleId: string) => sealSigningSecret(secret, ruleId);
 export const openRuleSecret = (row: Pick<PolicyRuleRow, "id" | "encryptedSecret">) => (row.encryptedSecret ? openSigningSecret(row.encryptedSecret, row.id) : null);
@@ -307,6 +308,23 @@ export async function listPolicyRules(db: Queryable, ctx: ProjectContext, input:
 }
 
 /** Every rule of the given policies, oldest first (for embedding and evaluation). */
+const scopeValues = { projectId: sql.placeholder("projectId"), livemode: sql.placeholder("livemode") };
+const policyAndRules = preparedQuery("policy_with_rules", (q) =>
+  q
+    .select({ policy: policies, rule: policyRules })
+    .from(policies)
+    .leftJoin(policyRules, and(eq(policyRules.policyId, policies.id), inScope(policyRules, scopeValues)))
+    .where(inScope(policies, scopeValues, eq(policies.id, sql.placeholder("id"))))
+    .orderBy(asc(policyRules.createdAt), asc(policyRules.id)),
+);
+
+/** A policy by id (deleted ones too, as getPolicy) with its rules in rulesOfPolicies' order: one statement, for every intent. */
+export async function policyWithRules(db: Queryable, ctx: ProjectContext, id: string): Promise<{ policy: PolicyRow; rules: PolicyRuleRow[] }> {
+  const rows = await policyAndRules(db, { projectId: ctx.projectId, livemode: ctx.livemode, id });
+  if (rows.length === 0) throw notFound("policy", id);
+  return { policy: rows[0]!.policy, rules: rows.flatMap((row) => (row.rule ? [row.rule] : [])) };
+}
+
 export async function rulesOfPolicies(db: Queryable, ctx: ProjectContext, policyIds: string[]): Promise<Map<string, PolicyRuleRow[]>> {
   const byPolicy = new Map<string, PolicyRuleRow[]>(policyIds.map((id) => [id, []]));
   if (policyIds.length === 0) return byPolicy;

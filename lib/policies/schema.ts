@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { chainIdField } from "@/lib/chain/registry";
-import { booleanField, documentedAs, expandField, integerField, listInput, textField } from "@/lib/http/fields";
+import { booleanField, chainIdField, documentedAs, expandField, integerField, listInput, textField } from "@/lib/http/fields";
 import { idRef } from "@/lib/http/resource";
 
 export const SPONSOR_SCHEMAS = ["pay_for_user", "fixed_rate", "charge_custom_tokens"] as const;

@@ -5,10 +5,10 @@ import { usablePaymaster } from "@/lib/paymasters/service";
 import type { Queryable } from "@/lib/db/client";
 import { policies, policyRules } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, conflict, notFound } from "@/lib/http/errors";
+import { badRequest, conflict, notFound } from "@/lib/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import type { CreatePolicyInput, ListPoliciesInput, UpdatePolicyInput } from "./schema";
 
 export type PolicyRow = typeof policies.$inferSelect;

@@ -7,8 +7,8 @@ import { getContract, type ContractRow } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { tokenCollector, type DeveloperAccountRow } from "@/lib/developer-accounts/service";
-import { badRequest } from "@/lib/http/errors";
-import type { ProjectContext } from "@/lib/projects/service";
+import { badRequest } from "@/lib/errors";
+import type { ProjectContext } from "@/lib/tenant";
 import type { PolicyRow } from "./service";
 
 const WEI_PER_NATIVE = 10n ** 18n;

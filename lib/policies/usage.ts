@@ -2,7 +2,7 @@
 import { findChain } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { log } from "@/lib/log";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { budgetUsage, sponsorshipClock, type BudgetUsage } from "@/lib/sponsorship/budgets";
 import { usdPrice } from "@/lib/sponsorship/prices";
 import type { PolicyRuleRow } from "./rules";

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { and, asc, eq, isNull } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { organizationMembers, projectClaims, projects } from "@/lib/db/schema";
-import { ApiError, badRequest } from "@/lib/http/errors";
+import { badRequest, forbidden } from "@/lib/errors";
 import { sha256 } from "@/lib/keys/encryption";
 
 const invalidClaim = () => badRequest("This claim link is not valid: it was used already, replaced by a newer one, or its project has an owner.");
@@ -70,6 +70,6 @@ export async function claimProject(db: Queryable, token: string, developerId: st
     .where(and(eq(organizationMembers.developerId, developerId), eq(organizationMembers.role, "owner")))
     .orderBy(asc(organizationMembers.createdAt))
     .limit(1);
-  if (!owned) throw new ApiError(403, "permission_error", "Only the owner of an organization can claim a project into it.");
+  if (!owned) throw forbidden("Only the owner of an organization can claim a project into it.");
   return claimProjectInto(db, token, owned.organizationId);
 }

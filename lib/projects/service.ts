@@ -4,19 +4,11 @@ import type { Queryable, Tx } from "@/lib/db/client";
 import { InvalidatedCache } from "@/lib/db/invalidation";
 import { apiKeys, projects } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { sha256 } from "@/lib/keys/encryption";
 import { openSecretKey, sealSecretKey } from "./sealed-keys";
-
-/** Every domain function takes this first, so no query can forget the tenant. */
-export interface ProjectContext {
-  projectId: string;
-  livemode: boolean;
-}
-
-export type Mode = "test" | "live";
-export const modeOf = (livemode: boolean): Mode => (livemode ? "live" : "test");
+import { modeOf, type Mode, type ProjectContext } from "@/lib/tenant";
 
 export interface ModeKeys {
   publishable: string;

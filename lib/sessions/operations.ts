@@ -5,7 +5,7 @@ import { defineOperation } from "@/lib/http/operation";
 import { listResponse } from "@/lib/http/resource";
 import { relayIntent, waitForLanding } from "@/lib/intents/dispatch";
 import type { IntentRow } from "@/lib/intents/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { presentSession, presentSessions } from "./present";
 import {
   createSessionInput,
@@ -17,6 +17,7 @@ import {
   type SessionExpand,
 } from "./schema";
 import * as sessions from "./service";
+import { getSession as findSession } from "@/lib/session-keys/service";
 
 const tag = "Sessions";
 
@@ -29,15 +30,16 @@ async function afterWrite(db: Db, project: ProjectContext, sessionId: string, in
     refreshAfterCommit(async () => {
       const root = await getDb();
       await waitForLanding(root, intent);
-      return presentSession(root, project, await sessions.getSession(root, project, sessionId), expand, origin);
+      return presentSession(root, project, await findSession(root, project, sessionId), expand, origin);
     });
   }
   if (intent) await relayIntent(db, intent, optimistic);
-  return presentSession(db, project, await sessions.getSession(db, project, sessionId), expand, origin);
+  return presentSession(db, project, await findSession(db, project, sessionId), expand, origin);
 }
 
 export const createSession = defineOperation({
   operationId: "createSession",
+  cost: "chain",
   method: "POST",
   path: "/v1/sessions",
   summary:
@@ -54,6 +56,7 @@ export const createSession = defineOperation({
 
 export const listSessions = defineOperation({
   operationId: "getPlayerSessions",
+  cost: "chain",
   method: "GET",
   path: "/v1/sessions",
   summary: "List a player's session keys (optionally one account's), newest first",
@@ -68,17 +71,19 @@ export const listSessions = defineOperation({
 
 export const getSession = defineOperation({
   operationId: "getSession",
+  cost: "chain",
   method: "GET",
   path: "/v1/sessions/{id}",
   summary: "Retrieve a session key: isActive follows the chain",
   tag,
   input: getSessionInput,
   response: sessionResponse,
-  run: async ({ db, project, params, input, origin }) => presentSession(db, project, await sessions.getSession(db, project, params.id!), input.expand, origin),
+  run: async ({ db, project, params, input, origin }) => presentSession(db, project, await findSession(db, project, params.id), input.expand, origin),
 });
 
 export const revokeSession = defineOperation({
   operationId: "revokeSession",
+  cost: "chain",
   method: "POST",
   path: "/v1/sessions/revoke",
   summary:
@@ -95,6 +100,7 @@ export const revokeSession = defineOperation({
 
 export const signSession = defineOperation({
   operationId: "signatureSession",
+  cost: "chain",
   method: "POST",
   path: "/v1/sessions/{id}/signature",
   summary: "Submit the owner's signature of the userOperationHash of the session's intent awaiting one (registration or revocation); checked, then relayed",
@@ -102,7 +108,7 @@ export const signSession = defineOperation({
   input: sessionSignatureInput,
   response: sessionResponse,
   run: async ({ db, project, params, input, origin }) => {
-    const { session, intent } = await sessions.signSession(db, project, params.id!, input.signature as `0x${string}`);
+    const { session, intent } = await sessions.signSession(db, project, params.id, input.signature as `0x${string}`);
     return afterWrite(db, project, session.id, intent, input.optimistic ?? false, input.expand, origin);
   },
 });

@@ -1,10 +1,10 @@
 import type { Queryable } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
 import { presentIntents } from "@/lib/intents/present";
-import { embeddedIntents } from "@/lib/intents/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import { embeddedIntents } from "@/lib/intent-records/embedded";
+import type { ProjectContext } from "@/lib/tenant";
 import type { SessionExpand, SessionResponse } from "./schema";
-import type { SessionRow } from "./service";
+import type { SessionRow } from "@/lib/session-keys/service";
 import { sessionStates } from "./state";
 
 /**

@@ -1,7 +1,6 @@
 import { isAddress } from "viem";
 import { z } from "zod";
-import { chainIdField } from "@/lib/chain/registry";
-import { addressField, booleanField, documentedAs, expandField, integerField, listField, listInput } from "@/lib/http/fields";
+import { addressField, booleanField, chainIdField, documentedAs, expandField, integerField, listField, listInput } from "@/lib/http/fields";
 import { idRef } from "@/lib/http/resource";
 import { intentResponse } from "@/lib/intents/schema";
 

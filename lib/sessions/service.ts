@@ -1,35 +1,28 @@
 import { and, desc, eq, inArray, isNull, notInArray, sql } from "drizzle-orm";
 import { encodeFunctionData, getAddress, isAddressEqual, recoverMessageAddress, zeroAddress, type Address, type Hex } from "viem";
 import { smartAccountAbi } from "@/contracts/artifacts";
-import { accountTypeInfo } from "@/lib/accounts/types";
+import { accountTypeInfo } from "@/lib/account-records/types";
 import type { AccountRow } from "@/lib/accounts/service";
 import { chainFor } from "@/lib/chain/registry";
 import { activeContractOn } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { accounts, sessions } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { ApiError, badRequest, conflict, notFound, referenced } from "@/lib/http/errors";
+import { badRequest, conflict, forbidden, missing, referenced } from "@/lib/errors";
 import { listPage } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
-import { selfIntent } from "@/lib/accounts/actions";
-import { cancelUnsigned } from "@/lib/intents/relay";
+import { selfIntent } from "@/lib/account-actions/service";
+import { cancelUnsigned } from "@/lib/intents/land-intent";
 import { resolveAccount } from "@/lib/intents/sender";
 import type { IntentRow } from "@/lib/intents/service";
 import { submitSignature } from "@/lib/intents/signature";
 import { getPlayer } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
-import { chainNow, chainTime, lockSessionKey } from "./chain";
+import type { ProjectContext } from "@/lib/tenant";
+import { chainNow, chainTime, lockSessionKey } from "@/lib/session-keys/chain";
+import { getSession, type SessionRow } from "@/lib/session-keys/service";
 import { MAX_WHITELIST, UINT48_MAX, type CreateSessionInput, type ListSessionsInput, type RevokeSessionInput } from "./schema";
 import { sessionStates, type SessionState } from "./state";
 import { publishIntentEventAfterCommit } from "@/lib/deliveries/publish";
-
-export type SessionRow = typeof sessions.$inferSelect;
-
-export async function getSession(db: Queryable, ctx: ProjectContext, id: string): Promise<SessionRow> {
-  const [row] = await db.select().from(sessions).where(inScope(sessions, ctx, eq(sessions.id, id)));
-  if (!row) throw notFound("session", id);
-  return row;
-}
 
 /** A player's sessions (optionally one account's), newest first unless asked otherwise. */
 export async function listSessions(db: Queryable, ctx: ProjectContext, input: ListSessionsInput) {
@@ -45,7 +38,7 @@ export function checkBehalfOf(ctx: ProjectContext, header: string | null | undef
   for (const given of [header, query]) {
     if (given === null || given === undefined || given.trim() === "" || given === "undefined") continue;
     if (given.trim() !== ctx.projectId) {
-      throw new ApiError(403, "permission_error", `X-Behalf-Of-Project ${given.slice(0, 200)} is not the project of this API key (${ctx.projectId}): a key acts for its own project only.`);
+      throw forbidden(`X-Behalf-Of-Project ${given.slice(0, 200)} is not the project of this API key (${ctx.projectId}): a key acts for its own project only.`);
     }
   }
 }
@@ -180,7 +173,7 @@ export async function revokeSession(db: Queryable, ctx: ProjectContext, input: R
   const key = input.address;
   const player = await referenced(getPlayer(db, ctx, input.player), "player", input.player);
   const [account] = await db.select().from(accounts).where(and(eq(accounts.playerId, player.id), eq(accounts.chainId, input.chainId)));
-  const none = () => new ApiError(404, "invalid_request_error", `No live session of key ${key} for player ${player.id} on chain ${input.chainId}${account ? ` (account ${account.id})` : ": the player has no account there"}.`);
+  const none = () => missing(`No live session of key ${key} for player ${player.id} on chain ${input.chainId}${account ? ` (account ${account.id})` : ": the player has no account there"}.`);
   if (!account) throw none();
   const known = await sessionsOfKey(db, ctx, account.id, key);
   const live = known.find((s) => s.state.live);

@@ -2,10 +2,10 @@ import { asc, inArray } from "drizzle-orm";
 import type { Address } from "viem";
 import { findChain } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { accounts, sessions, transactionIntents } from "@/lib/db/schema";
 import type { IntentRow } from "@/lib/intents/service";
-import { chainNow, readKey, type OnChainKey } from "./chain";
+import { chainNow, readKey, type OnChainKey } from "@/lib/session-keys/chain";
 
 type SessionRow = typeof sessions.$inferSelect;
 

@@ -1,8 +1,8 @@
 import { readBody } from "@/lib/http/body";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import type { AuthStrategy } from "@/lib/http/principals";
 import { readingRequest } from "@/lib/http/read";
-import { verifySigningToken } from "./token";
+import { verifySigningToken } from "@/lib/intents/signing-link";
 
 /** Before a signing link's token is checked, its body may hold no more than the token and a signature (~300 bytes and a few KiB). */
 const UNVERIFIED_BODY_BYTES = 16 * 1024;

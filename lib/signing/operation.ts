@@ -4,7 +4,7 @@ import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { isEip7702Factory } from "@/lib/chain/userop";
-import { isStoredV08 } from "@/lib/intents/versioned-op";
+import { isStoredV08 } from "@/lib/intent-records/versioned-op";
 import { registeredContractsAt } from "@/lib/contracts/service";
 import type { Queryable } from "@/lib/db/client";
 import { contracts, developerAccounts } from "@/lib/db/schema";
@@ -12,8 +12,8 @@ import { inScope } from "@/lib/db/scope";
 import type { IntentRow } from "@/lib/intents/service";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import type { PolicyRow } from "@/lib/policies/service";
-import type { ProjectContext } from "@/lib/projects/service";
-import { accountCalls, describeOperation, type DecodedCall, type KnownContract, type RawCall, type TokenInfo } from "./calls";
+import type { ProjectContext } from "@/lib/tenant";
+import { accountCalls, describeOperation, type DecodedCall, type KnownContract, type RawCall, type TokenInfo } from "@/lib/intents/operation-calls";
 
 const lower = (list: Iterable<string>) => [...new Set([...list].map((a) => a.toLowerCase()))];
 

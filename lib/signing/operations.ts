@@ -28,6 +28,7 @@ export const signingLinkStatus = defineOperation({
 /** POST /sign/{id}/signature: the owner's signature from the signing page (the token in `?t=` or the body). */
 export const signingLinkSignature = defineOperation({
   operationId: "signingLinkSignature",
+  cost: "chain",
   method: "POST",
   path: "/sign/{id}/signature",
   summary: "Submit the owner's signature through a signing link",

@@ -7,7 +7,7 @@ import { getContract } from "@/lib/contracts/service";
 import type { Db, Queryable } from "@/lib/db/client";
 import { contracts } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError, conflict, missing } from "@/lib/errors";
 import { validate } from "@/lib/http/validate";
 import { relayIntent } from "@/lib/intents/dispatch";
 import { signatureInput } from "@/lib/intents/schema";
@@ -15,12 +15,12 @@ import { isFinal } from "@/lib/intents/search";
 import { getIntent, type IntentRow } from "@/lib/intents/service";
 import { signingOwner } from "@/lib/accounts/token-bound";
 import { submitSignature } from "@/lib/intents/signature";
-import { deserializeUserOpV08, isStoredV08, isUnsignedAuthorization, userOperationTypedDataJson } from "@/lib/intents/versioned-op";
+import { deserializeUserOpV08, isStoredV08, isUnsignedAuthorization, userOperationTypedDataJson } from "@/lib/intent-records/versioned-op";
 import { getPolicy } from "@/lib/policies/service";
-import type { ProjectContext } from "@/lib/projects/service";
-import type { DecodedCall } from "./calls";
+import type { ProjectContext } from "@/lib/tenant";
+import type { DecodedCall } from "@/lib/intents/operation-calls";
 import { decodeIntentOperation } from "./operation";
-import { linkExpiry, SigningLinkError, verifySigningToken, type LinkProblem } from "./token";
+import { linkExpiry, SigningLinkError, verifySigningToken, type LinkProblem } from "@/lib/intents/signing-link";
 
 /** One interaction as the developer declared it (the op's own calls are in `SigningView.calls`). */
 export interface SigningInteraction {
@@ -93,7 +93,7 @@ async function intentOfLink(db: Queryable, token: string, intentId: string): Pro
     return { ctx, intent: await getIntent(db, ctx, intentId) };
   } catch (err) {
     // A valid token for an intent that is gone (its player deleted): the link leads nowhere.
-    if (err instanceof ApiError && err.status === 404) throw new ApiError(404, "invalid_request_error", "This transaction intent no longer exists.");
+    if (err instanceof ApiError && err.status === 404) throw missing("This transaction intent no longer exists.");
     throw err;
   }
 }
@@ -187,7 +187,7 @@ export async function openSigningLink(db: Queryable, token: string | undefined, 
 export async function submitLinkSignature(db: Db, token: string, intentId: string, body: Record<string, unknown>): Promise<SigningStatus> {
   const { ctx, intent } = await intentOfLink(db, token, intentId);
   if (intent.status !== "awaiting_signature") {
-    throw new ApiError(409, "invalid_request_error", `This transaction intent no longer awaits a signature (it is ${intent.status}).`);
+    throw conflict(`This transaction intent no longer awaits a signature (it is ${intent.status}).`);
   }
   const { signature } = validate(signatureInput, { signature: body.signature });
   const signed = await submitSignature(db, ctx, intentId, signature as Hex);

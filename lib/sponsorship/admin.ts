@@ -1,11 +1,11 @@
 // The operator's commands on the ledger (npm run cli -- sponsorship …): credit or correct a project's balance, and
 // see each chain's paymaster deposit against every project's balance. Run by the CLI on the database, or by the
-// server that owns the embedded one (lib/projects/commands.ts).
+// server that owns the embedded one (lib/admin-commands.ts).
 import { eq } from "drizzle-orm";
 import { findChain, supportedChains } from "@/lib/chain/registry";
 import type { Queryable } from "@/lib/db/client";
 import { projects } from "@/lib/db/schema";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { coverage } from "./coverage";
 import { credit } from "./ledger";
 import { usdPrice } from "./prices";

@@ -14,7 +14,7 @@ import { outboundFetch, OutboundRefusedError } from "@/lib/outbound";
 import type { RuledCall } from "@/lib/policies/evaluate";
 import type { PolicyRuleRow } from "@/lib/policies/rules";
 import type { PolicyRow } from "@/lib/policies/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { declined, type SponsorshipDeclined } from "./declines";
 import { usdOf } from "./ledger";
 

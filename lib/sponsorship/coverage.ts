@@ -11,6 +11,7 @@ import { supportedChains, type ChainConfig } from "@/lib/chain/registry";
 import { envNumber } from "@/lib/config";
 import type { Queryable } from "@/lib/db/client";
 import { sponsorshipBalances } from "@/lib/db/schema";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * How long one read of a chain's paymaster deposit serves /metrics and /readyz (SPONSORSHIP_DEPOSIT_CACHE_SECONDS,
@@ -24,14 +25,13 @@ interface Entry {
   at?: number;
 }
 
-const cache = globalThis as unknown as { __paymasterDeposits?: Map<string, Entry> };
+const entries = processSingleton("paymasterDeposits", () => new Map<string, Entry>());
 
 /**
  * Our paymasters' deposits at their EntryPoints (v0.6 and v0.8, as the chain offers them), summed, in wei: read anew
  * with `fresh`, else at most depositCacheSeconds() old.
  */
 export function paymasterDeposit(chain: ChainConfig, options: { fresh?: boolean } = {}): Promise<bigint> {
-  const entries = (cache.__paymasterDeposits ??= new Map());
   const paymasters = ourPaymasters(chain);
   const key = `${chainKey(chain)}:${paymasters.map((p) => p.paymaster).join(",")}`;
   const entry = entries.get(key);

@@ -1,9 +1,9 @@
 // Refusals to sponsor: one error (HTTP 402 sponsorship_declined) whose code says why, and their record for the dashboard.
 import type { Queryable } from "@/lib/db/client";
 import { sponsorshipDeclines } from "@/lib/db/schema";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { log } from "@/lib/log";
 
 export const DECLINE_CODES = [

@@ -4,13 +4,13 @@
 // counted twice through a crash.
 import { and, eq, sql } from "drizzle-orm";
 import { parseEther } from "viem";
-import { envFlag } from "@/lib/config";
+import { envFlag, envText } from "@/lib/config";
 import { findChain } from "@/lib/chain/registry";
 import type { Queryable, Tx } from "@/lib/db/client";
 import { sponsorshipBalances, sponsorshipEntries, sponsorshipHolds } from "@/lib/db/schema";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { declined } from "./declines";
 
 export type HoldRow = typeof sponsorshipHolds.$inferSelect;
@@ -24,7 +24,7 @@ export type EntryCause = EntryRow["cause"];
  * SPONSORSHIP_LOCAL_CREDIT, default 1. Live mode, and every other chain, start at zero.
  */
 export function localCredit(): bigint {
-  const raw = process.env.SPONSORSHIP_LOCAL_CREDIT?.trim();
+  const raw = envText("SPONSORSHIP_LOCAL_CREDIT");
   if (raw && /^\d+(\.\d{1,18})?$/.test(raw)) return parseEther(raw);
   return parseEther("1");
 }
@@ -169,7 +169,12 @@ export async function hold(tx: Tx, ctx: ProjectContext, request: HoldRequest): P
 }
 
 async function journal(tx: Queryable, h: HoldRow, kind: "hold" | "settle" | "release", amount: bigint) {
-  await tx.insert(sponsorshipEntries).values({
+  await tx.insert(sponsorshipEntries).values(holdEntry(h, kind, amount));
+}
+
+/** The journal entry of a change to a hold: its amount (and USD at the hold's price), cause and what it is for. */
+export function holdEntry(h: HoldRow, kind: "hold" | "settle" | "release", amount: bigint) {
+  return {
     id: newId("sponsorshipEntry"),
     projectId: h.projectId,
     livemode: h.livemode,
@@ -184,7 +189,7 @@ async function journal(tx: Queryable, h: HoldRow, kind: "hold" | "settle" | "rel
     policyId: h.policyId,
     playerId: h.playerId,
     accountId: h.accountId,
-  });
+  };
 }
 
 const balanceOfHold = (h: HoldRow) =>

@@ -10,6 +10,7 @@ import type { ChainConfig } from "@/lib/chain/registry";
 import { envNumber } from "@/lib/config";
 import { log } from "@/lib/log";
 import { redact } from "@/lib/redact";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * `USD_PRICE_MAX_AGE_SECONDS` (default 3600, Chainlink's ETH/USD heartbeat on Ethereum): a feed whose latest round
@@ -83,11 +84,11 @@ interface Entry {
   settledAt?: number;
 }
 
-const cache = globalThis as unknown as { __usdPrices?: Map<string, Entry>; __usdPriceProblems?: Map<string, PriceProblem | null> };
+const entries = processSingleton("usdPrices", () => new Map<string, Entry>());
+const problems = processSingleton("usdPriceProblems", () => new Map<string, PriceProblem | null>());
 
 /** One read per chain and feed serves every caller for priceCacheSeconds() (and every caller while it runs). */
 function cachedRead(chain: ChainConfig, feed: Address, local: boolean): Promise<PriceStatus> {
-  const entries = (cache.__usdPrices ??= new Map());
   const key = `${chainKey(chain)}:${feed}:${local ? "local" : "configured"}`;
   const entry = entries.get(key);
   if (entry && (entry.settledAt === undefined || Date.now() - entry.settledAt < priceCacheSeconds() * 1000)) return entry.promise;
@@ -158,7 +159,6 @@ const duration = (seconds: number) =>
 
 /** Logs when a chain's feed starts failing, fails otherwise, or recovers (not every read). */
 function noteProblem(chain: ChainConfig, key: string, status: PriceStatus) {
-  const problems = (cache.__usdPriceProblems ??= new Map());
   const problem = status.problem ?? null;
   const before = problems.get(key) ?? null;
   problems.set(key, problem);

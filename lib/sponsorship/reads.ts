@@ -5,7 +5,7 @@ import type { Queryable } from "@/lib/db/client";
 import { sponsorshipBalances, sponsorshipEntries } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { preparedList, type ListPlaceholders } from "@/lib/http/list";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { ensureBalance, type Balance, type BalanceRow } from "./ledger";
 import type { ListEntriesInput } from "./schema";
 

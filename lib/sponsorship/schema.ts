@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { chainIdField } from "@/lib/chain/registry";
-import { listInput } from "@/lib/http/fields";
+import { chainIdField, listInput } from "@/lib/http/fields";
 import { idRef } from "@/lib/http/resource";
 import { ID_PREFIXES, type IdKind } from "@/lib/ids";
 

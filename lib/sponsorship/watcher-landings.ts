@@ -1,4 +1,4 @@
-// Operations our paymaster signed for outside clients (ERC-7677, lib/paymasters/rpc.ts): their holds settled when they
+// Operations our paymaster signed for outside clients (ERC-7677, lib/paymaster-service/rpc.ts): their holds settled when they
 // land, released when the chain has passed their sponsorship window without them (lib/sponsorship/watcher.ts).
 import { and, eq, inArray, lt, notExists, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";

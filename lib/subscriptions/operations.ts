@@ -53,7 +53,7 @@ export const getSubscription = defineOperation({
   tag,
   input: none,
   response: subscriptionResponse,
-  run: async ({ db, project, params }) => subs.getSubscription(db, project, params.id!),
+  run: async ({ db, project, params }) => subs.getSubscription(db, project, params.id),
 });
 
 export const deleteSubscription = defineOperation({
@@ -64,7 +64,7 @@ export const deleteSubscription = defineOperation({
   tag,
   input: none,
   response: deletedResource("subscription"),
-  run: async ({ db, project, params }) => subs.deleteSubscription(db, project, params.id!),
+  run: async ({ db, project, params }) => subs.deleteSubscription(db, project, params.id),
 });
 
 export const createTrigger = defineOperation({
@@ -75,7 +75,7 @@ export const createTrigger = defineOperation({
   tag,
   input: triggerInput,
   response: triggerResponse,
-  run: async ({ db, project, params, input }) => subs.createTrigger(db, project, params.id!, input),
+  run: async ({ db, project, params, input }) => subs.createTrigger(db, project, params.id, input),
 });
 
 export const getTriggers = defineOperation({
@@ -87,7 +87,7 @@ export const getTriggers = defineOperation({
   input: listTriggersInput,
   response: listResponse(triggerResponse),
   run: async ({ db, project, params, input, path }) => {
-    const { data, total } = await subs.listTriggers(db, project, params.id!, input);
+    const { data, total } = await subs.listTriggers(db, project, params.id, input);
     return listEnvelope(path, input, data, total);
   },
 });
@@ -100,7 +100,7 @@ export const getTrigger = defineOperation({
   tag,
   input: none,
   response: triggerResponse,
-  run: async ({ db, project, params }) => subs.getTrigger(db, project, params.id!, params.triggerId!),
+  run: async ({ db, project, params }) => subs.getTrigger(db, project, params.id, params.triggerId),
 });
 
 export const deleteTrigger = defineOperation({
@@ -111,7 +111,7 @@ export const deleteTrigger = defineOperation({
   tag,
   input: none,
   response: deletedResource("trigger"),
-  run: async ({ db, project, params }) => subs.deleteTrigger(db, project, params.id!, params.triggerId!),
+  run: async ({ db, project, params }) => subs.deleteTrigger(db, project, params.id, params.triggerId),
 });
 
 export const enableTrigger = defineOperation({
@@ -122,7 +122,7 @@ export const enableTrigger = defineOperation({
   tag,
   input: none,
   response: triggerResponse,
-  run: async ({ db, project, params }) => subs.enableTrigger(db, project, params.id!, params.triggerId!),
+  run: async ({ db, project, params }) => subs.enableTrigger(db, project, params.id, params.triggerId),
 });
 
 export const testTrigger = defineOperation({
@@ -158,7 +158,7 @@ export const getSubscriptionLog = defineOperation({
   tag,
   input: none,
   response: logResponse,
-  run: async ({ db, project, params }) => logs.getLog(db, project, params.id!),
+  run: async ({ db, project, params }) => logs.getLog(db, project, params.id),
 });
 
 export const redeliverLog = defineOperation({
@@ -169,7 +169,7 @@ export const redeliverLog = defineOperation({
   tag,
   input: none,
   response: logResponse,
-  run: async ({ db, project, params }) => logs.redeliverLog(db, project, params.id!),
+  run: async ({ db, project, params }) => logs.redeliverLog(db, project, params.id),
 });
 
 export const subscriptionOperations = [

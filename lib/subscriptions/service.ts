@@ -3,11 +3,11 @@ import type { Queryable } from "@/lib/db/client";
 import { subscriptions, triggers } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { newSigningSecret, sealSigningSecret } from "@/lib/deliveries/signing";
-import { badRequest, notFound } from "@/lib/http/errors";
+import { badRequest, notFound } from "@/lib/errors";
 import { listPage, type ListParams } from "@/lib/http/list";
 import { newId } from "@/lib/ids";
 import { checkOutboundUrl } from "@/lib/outbound";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { presentSubscription, presentTrigger, type SubscriptionRow, type TriggerRow } from "./present";
 import { MAX_TRIGGERS, maxSubscriptions, type CreateSubscriptionInput, type ListSubscriptionsInput, type TriggerInput } from "./schema";
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Queryable } from "@/lib/db/client";
 import { webhookDeliveries, webhookSettings } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { notFound } from "@/lib/http/errors";
+import { notFound } from "@/lib/errors";
 import { listPage } from "@/lib/http/list";
 import { unixSeconds } from "@/lib/http/resource";
 import { attemptDelivery } from "@/lib/deliveries/attempt";
@@ -11,7 +11,7 @@ import { publishTest } from "@/lib/deliveries/publish";
 import { newSigningSecret, sealSigningSecret, webhookSecretOwner } from "@/lib/deliveries/signing";
 import { currentRequestId } from "@/lib/http/request-context";
 import { checkOutboundUrl } from "@/lib/outbound";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 
 export const webhookUrlField = () =>
   z

@@ -1,16 +1,21 @@
 import { serve } from "inngest/next";
 import { inngest, usesInngestServer } from "@/inngest/client";
 import { functions } from "@/inngest/functions";
-import { ApiError } from "@/lib/http/errors";
+import { registerJobs } from "@/inngest/jobs";
+import { forbidden, missing } from "@/lib/errors";
 import { errorResponse } from "@/lib/http/handle";
 import { newId } from "@/lib/ids";
+import { envText } from "@/lib/config";
+
+// A composition root, as instrumentation.ts is: the jobs the functions served here send go through lib/'s port.
+registerJobs();
 
 const served = serve({ client: inngest, functions });
 
 // Inngest authenticates its own calls (its signing key); here only the "not served" answer is ours.
 const embedded = () =>
   errorResponse(
-    new ApiError(404, "invalid_request_error", "Background functions run in-process here; set INNGEST_EVENT_KEY/INNGEST_SIGNING_KEY (or INNGEST_DEV / INNGEST_BASE_URL) to serve them to Inngest."),
+    missing("Background functions run in-process here; set INNGEST_EVENT_KEY/INNGEST_SIGNING_KEY (or INNGEST_DEV / INNGEST_BASE_URL) to serve them to Inngest."),
     newId("request"),
   );
 
@@ -20,9 +25,9 @@ const embedded = () =>
  * server; in production the route refuses instead (issue 29.14).
  */
 const unsigned = () =>
-  process.env.NODE_ENV === "production" && !process.env.INNGEST_SIGNING_KEY?.trim()
+  process.env.NODE_ENV === "production" && !envText("INNGEST_SIGNING_KEY")
     ? errorResponse(
-        new ApiError(403, "permission_error", "Serving background functions without INNGEST_SIGNING_KEY is refused in production: their calls could not be authenticated. Set INNGEST_SIGNING_KEY, or unset the INNGEST_* settings to run them in-process."),
+        forbidden("Serving background functions without INNGEST_SIGNING_KEY is refused in production: their calls could not be authenticated. Set INNGEST_SIGNING_KEY, or unset the INNGEST_* settings to run them in-process."),
         newId("request"),
       )
     : null;

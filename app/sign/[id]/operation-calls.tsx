@@ -1,4 +1,4 @@
-import type { DecodedCall } from "@/lib/signing/calls";
+import type { DecodedCall } from "@/lib/intents/operation-calls";
 import type { SigningInteraction } from "@/lib/signing/service";
 
 const KIND_LABEL: Record<DecodedCall["kind"], string> = {

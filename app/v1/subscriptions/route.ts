@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { getSubscriptions, createSubscription } from "@/lib/subscriptions/operations";
+import { createSubscription, getSubscriptions } from "@/lib/subscriptions/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(getSubscriptions, createSubscription);

@@ -3,11 +3,13 @@
 import { EventEmitter } from "node:events";
 import { http, type Hex, type PrivateKeyAccount } from "viem";
 import { createBundlerClient } from "viem/account-abstraction";
-import { envNumber, type EnvNumberRule } from "@/lib/config";
+import { envNumber, envRaw, type EnvNumberRule } from "@/lib/config";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { viemChain, type ChainConfig } from "@/lib/chain/registry";
+import { rpcFetch } from "@/lib/chain/rpc-fetch";
 import type { Entry } from "./bundle";
 import type { RelayResult } from "./types";
+import { processSingleton } from "@/lib/singleton";
 
 export interface RelayerConfig {
   /** Executor keys per chain: serviceAccount(`executor-${executorOffset + i}`) for i < executors (RELAY_EXECUTORS, 3). */
@@ -40,9 +42,9 @@ function configFromEnv(): RelayerConfig {
     batchWindowMs: envNumber("RELAY_BATCH_WINDOW_MS", 20, NON_NEGATIVE),
     maxBundleSize: Math.max(1, Math.floor(envNumber("RELAY_MAX_BUNDLE", 50, NON_NEGATIVE))),
     maxBundleGas: BigInt(Math.floor(envNumber("RELAY_MAX_BUNDLE_GAS", 10_000_000, NON_NEGATIVE))),
-    bumpAfterMs: process.env.RELAY_BUMP_AFTER_MS ? envNumber("RELAY_BUMP_AFTER_MS", 30_000, NON_NEGATIVE) : null,
+    bumpAfterMs: envRaw("RELAY_BUMP_AFTER_MS") ? envNumber("RELAY_BUMP_AFTER_MS", 30_000, NON_NEGATIVE) : null,
     mineTimeoutMs: envNumber("RELAY_MINE_TIMEOUT_MS", 600_000, NON_NEGATIVE),
-    pollMs: process.env.RELAY_POLL_MS ? envNumber("RELAY_POLL_MS", 1_000, NON_NEGATIVE) : null,
+    pollMs: envRaw("RELAY_POLL_MS") ? envNumber("RELAY_POLL_MS", 1_000, NON_NEGATIVE) : null,
     receiptLookbackBlocks: BigInt(Math.floor(envNumber("RELAY_RECEIPT_LOOKBACK_BLOCKS", 10_000, NON_NEGATIVE))),
   };
 }
@@ -78,12 +80,9 @@ interface RelayerState {
   bundlers: Map<string, Bundler>;
 }
 
-const store = globalThis as unknown as { __relayer?: RelayerState };
-
-export function state(): RelayerState {
-  store.__relayer ??= { config: configFromEnv(), chains: new Map(), events: new EventEmitter(), bundlers: new Map() };
-  return store.__relayer;
-}
+/** Made on first use, so the configuration is read from the environment then. */
+export const state = (): RelayerState =>
+  processSingleton<RelayerState>("relayer", () => ({ config: configFromEnv(), chains: new Map(), events: new EventEmitter(), bundlers: new Map() }));
 
 export const relayerConfig = (): RelayerConfig => state().config;
 
@@ -120,7 +119,7 @@ export function relayFor(chain: ChainConfig): ChainRelay {
 function createBundler(chain: ChainConfig) {
   return createBundlerClient({
     chain: viemChain(chain),
-    transport: http(chain.bundlerUrl!, { timeout: 15_000, retryCount: 1 }),
+    transport: http(chain.bundlerUrl!, { timeout: 15_000, retryCount: 1, fetchFn: rpcFetch }),
     pollingInterval: pollMs(chain),
   });
 }

@@ -1,7 +1,7 @@
 // The executors that send bundles: the least busy one that can pay is picked; dev chains top theirs up, others warn
 // when one runs low and fail with RelayerFundsError when none can pay.
 import { formatEther, toHex, type Address } from "viem";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
 import { relayFor, type Executor } from "./config";

@@ -2,5 +2,5 @@
 // in ./testing.
 export { enqueue, type EnqueueV08Options } from "./queue";
 export { RelayerFundsError } from "./executors";
-export { findUserOperationReceipt, receiptsFromLogs, UserOperationReceiptTimeoutError } from "./receipts";
+export { findUserOperationReceipt, findUserOperationReceipts, receiptsFromLogs, UserOperationReceiptTimeoutError } from "./receipts";
 export type { RelayedUserOperationReceipt, RelayResult } from "./types";

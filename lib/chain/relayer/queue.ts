@@ -1,7 +1,7 @@
 // The per-chain queue: ops arriving within the batch window share one bundle per EntryPoint; through a bundler, each
 // is sent at once.
 import type { Address } from "viem";
-import { ApiError } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { chainEntryPoints, type ChainConfig } from "@/lib/chain/registry";
 import { userOperationHash, userOperationHashV08, type UserOp, type UserOpV08 } from "@/lib/chain/userop";
 import { orderForBundle, relayBundle, relayThroughBundler, type Entry } from "./bundle";
@@ -67,9 +67,9 @@ export function enqueue(chain: ChainConfig, op: UserOp | UserOpV08, options?: En
 function entryOf(chain: ChainConfig, op: UserOp | UserOpV08, options?: EnqueueV08Options): Entry {
   if (options?.entryPointVersion === "0.8") {
     const wrong = present(op, V06_FIELDS);
-    if (wrong.length > 0) throw new ApiError(400, "invalid_request_error", `An EntryPoint v0.8 operation has no ${wrong.join(" or ")} (v0.6 fields).`);
+    if (wrong.length > 0) throw badRequest(`An EntryPoint v0.8 operation has no ${wrong.join(" or ")} (v0.6 fields).`);
     if (!chainEntryPoints(chain).includes("0.8")) {
-      throw new ApiError(400, "invalid_request_error", `Chain ${chain.chainId} does not offer EntryPoint v0.8.`);
+      throw badRequest(`Chain ${chain.chainId} does not offer EntryPoint v0.8.`);
     }
     const v08 = op as UserOpV08;
     return { version: "0.8", op: v08, hash: userOperationHashV08(chain, v08, options.delegate) };

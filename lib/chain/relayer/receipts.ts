@@ -3,7 +3,7 @@
 import { BaseError, getAbiItem, parseEventLogs, type Address, type Hex, type Log } from "viem";
 import { UserOperationReceiptNotFoundError } from "viem/account-abstraction";
 import { entryPointAbi } from "@/contracts/artifacts";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 import { publicClient } from "@/lib/chain/clients";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
@@ -104,6 +104,39 @@ export async function findUserOperationReceipt(
     if (start === 0n) break;
   }
   return null;
+}
+
+/**
+ * The receipts of those ops already on chain, by lowercase userOp hash (the others absent): one log search for them all (a
+ * bundle's ops, looked for again after a crash), and each bundle's receipt once. Through a bundler, one call per op.
+ */
+export async function findUserOperationReceipts(chain: ChainConfig, userOpHashes: Hex[]): Promise<Map<Hex, RelayedUserOperationReceipt>> {
+  const found = new Map<Hex, RelayedUserOperationReceipt>();
+  if (userOpHashes.length === 0) return found;
+  if (chain.bundlerUrl) {
+    const receipts = await Promise.all(userOpHashes.map((hash) => findUserOperationReceipt(chain, hash)));
+    receipts.forEach((receipt, i) => receipt && found.set(userOpHashes[i]!.toLowerCase() as Hex, receipt));
+    return found;
+  }
+  const client = publicClient(chain);
+  const latest = await client.getBlockNumber({ cacheTime: 0 });
+  const lookback = state().config.receiptLookbackBlocks;
+  const from = latest > lookback ? latest - lookback : 0n;
+  const asked = new Set(userOpHashes.map((h) => h.toLowerCase()));
+  const wanted = new Set(asked);
+  const transactions = new Set<Hex>();
+  for (let to = latest; to >= from && wanted.size > 0; to -= LOG_CHUNK_BLOCKS) {
+    const start = to - LOG_CHUNK_BLOCKS + 1n > from ? to - LOG_CHUNK_BLOCKS + 1n : from;
+    const logs = await client.getLogs({ address: entryPoints(), event: userOperationEvent, args: { userOpHash: userOpHashes }, fromBlock: start, toBlock: to });
+    for (const log of logs) transactions.add(log.transactionHash);
+    for (const log of logs) wanted.delete(log.args.userOpHash!.toLowerCase());
+    if (start === 0n) break;
+  }
+  const receipts = await Promise.all([...transactions].map((hash) => client.getTransactionReceipt({ hash })));
+  for (const receipt of receipts) {
+    for (const [hash, op] of receiptsFromLogs(receipt.logs, receipt.transactionHash, receipt.blockNumber)) if (asked.has(hash.toLowerCase())) found.set(hash.toLowerCase() as Hex, op);
+  }
+  return found;
 }
 
 /** Waits for the op's receipt (polling findUserOperationReceipt, only new blocks after the first look). */

@@ -1,6 +1,6 @@
 // The errors a user operation meets before it is sent: the account cannot pay, its call reverts, the EntryPoint refuses it.
 import { formatEther, type Address, type Hex } from "viem";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 
 /** The account cannot pay: for an unsponsored op its gas prefund plus the value it sends, or the value alone. */
 export class InsufficientFundsError extends ApiError {

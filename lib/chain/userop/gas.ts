@@ -23,6 +23,7 @@ import type { ChainConfig } from "@/lib/chain/registry";
 import { tokenBoundAccountState } from "@/lib/chain/token-bound";
 import { toEntryPointOp, userOpTuple, type UserOp } from "./encoding";
 import { UserOperationRejectedError } from "./errors";
+import { processSingleton } from "@/lib/singleton";
 
 /**
  * preVerificationGas as bundlers compute it for v0.6 (eth-infinitism's calcPreVerificationGas, which alto follows):
@@ -125,12 +126,11 @@ export function calldataGas(data: Hex): bigint {
 const IMPLEMENTATION_SLOT: Hex = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc";
 const ACCOUNT_STORAGE_SLOT: Hex = "0xcedfc6c6609eff5f46924b3d6d5dbedd8d0964621ec3fbdef29d07ed0e361000";
 
-const proxyCodeCache = globalThis as unknown as { __accountProxyCode?: Map<number, Hex> };
+const proxyCodeCache = processSingleton("accountProxyCode", () => new Map<number, Hex>());
 
 /** The runtime code of our account proxy (eth_call of its creation code returns it), once per chain: ERC1967Proxy has no immutables, so it is also the v0.8 accounts' proxy code. */
 export async function accountProxyCode(chain: ChainConfig): Promise<Hex> {
-  proxyCodeCache.__accountProxyCode ??= new Map();
-  const cached = proxyCodeCache.__accountProxyCode.get(chain.chainId);
+  const cached = proxyCodeCache.get(chain.chainId);
   if (cached) return cached;
   const { accountImplementation } = serviceDeployment();
   const creation = concat([
@@ -139,7 +139,7 @@ export async function accountProxyCode(chain: ChainConfig): Promise<Hex> {
   ]);
   const { data } = await publicClient(chain).call({ data: creation });
   if (!data || data === "0x") throw new Error(`Could not compute the account proxy's runtime code on chain ${chain.chainId}`);
-  proxyCodeCache.__accountProxyCode.set(chain.chainId, data);
+  proxyCodeCache.set(chain.chainId, data);
   return data;
 }
 

@@ -1,19 +1,20 @@
 import { and, count, eq, gte, lt, ne, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerIdentities, players, playerSessions } from "@/lib/db/schema";
-import { ApiError, badRequest, conflict } from "@/lib/http/errors";
+import { badRequest, conflict, unauthorized } from "@/lib/errors";
 import { authPlayer, lockPlayer, normalisedUserId, signInAnswer, type IdentityRow } from "@/lib/iam/identities";
-import { refreshSession, revokePlayerSessions, revokeSession, SessionError, verifyPlayerSession, type IssuedTokens } from "@/lib/iam/sessions";
+import { refreshSession, revokeSession, SessionError, verifyPlayerSession, type IssuedTokens } from "@/lib/iam/sessions";
+import { revokePlayerSessions } from "@/lib/players/player-sessions";
 import { InvalidPlayerToken, type PlayerTokenClaims } from "@/lib/iam/tokens";
 import { hashPassword } from "@/lib/keys/password";
 import { getPlayer, type PlayerRow } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { consumeCredentialToken } from "./credential-tokens";
 import { clearFailures, limitAddress } from "./lockout";
 import { EMAIL_PROVIDER, linkEmail } from "./passwords";
 import { checkPassword } from "./schema";
 
-const playerTokenError = (message: string, what = "player token") => new ApiError(401, "authentication_error", `Invalid ${what}: ${message}`);
+const playerTokenError = (message: string, what = "player token") => unauthorized(`Invalid ${what}: ${message}`);
 
 /**
  * A player token checked for the caller's project and mode, its session still open. A token of
@@ -49,13 +50,13 @@ export async function refresh(db: Queryable, ctx: ProjectContext, refreshToken: 
   try {
     tokens = await refreshSession(db, ctx, refreshToken);
   } catch (err) {
-    if (err instanceof SessionError) throw new ApiError(401, "authentication_error", `Invalid refresh token: ${err.message}.`);
+    if (err instanceof SessionError) throw unauthorized(`Invalid refresh token: ${err.message}.`);
     throw err;
   }
   const [session] = await db.select({ playerId: playerSessions.playerId }).from(playerSessions).where(eq(playerSessions.id, tokens.sessionId));
   const player = await getPlayer(db, ctx, session!.playerId).catch(async () => {
     await revokeSession(db, tokens.sessionId, "the player was deleted");
-    throw new ApiError(401, "authentication_error", "Invalid refresh token: its player was deleted.");
+    throw unauthorized("Invalid refresh token: its player was deleted.");
   });
   return signInAnswer(db, player, tokens);
 }

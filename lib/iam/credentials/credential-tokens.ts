@@ -3,13 +3,14 @@ import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "@/lib/db/client";
 import { playerCredentialTokens, playerIdentities, players } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
-import { badRequest, conflict } from "@/lib/http/errors";
+import { badRequest, conflict } from "@/lib/errors";
 import { unixSeconds } from "@/lib/http/resource";
 import { findIdentity, type IdentityRow } from "@/lib/iam/identities";
 import { sha256 } from "@/lib/keys/encryption";
 import type { PlayerRow } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { EMAIL_PROVIDER } from "./passwords";
+import { envNumber } from "@/lib/config";
 
 /**
  * Single-use tokens that prove a player reads the mail of an email identity: a password reset,
@@ -19,8 +20,8 @@ import { EMAIL_PROVIDER } from "./passwords";
 export type CredentialPurpose = "password_reset" | "verify_email";
 
 const SETTINGS: Record<CredentialPurpose, { prefix: string; ttlSeconds: () => number; object: string }> = {
-  password_reset: { prefix: "pwr", ttlSeconds: () => Number(process.env.PLAYER_PASSWORD_RESET_TTL_SECONDS ?? 3600), object: "password_reset" },
-  verify_email: { prefix: "vem", ttlSeconds: () => Number(process.env.PLAYER_EMAIL_VERIFICATION_TTL_SECONDS ?? 86_400), object: "email_verification" },
+  password_reset: { prefix: "pwr", ttlSeconds: () => envNumber("PLAYER_PASSWORD_RESET_TTL_SECONDS", 3600, { min: 0 }), object: "password_reset" },
+  verify_email: { prefix: "vem", ttlSeconds: () => envNumber("PLAYER_EMAIL_VERIFICATION_TTL_SECONDS", 86_400, { min: 0 }), object: "email_verification" },
 };
 
 export const credentialObject = (purpose: CredentialPurpose) => SETTINGS[purpose].object;

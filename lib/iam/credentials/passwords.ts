@@ -1,17 +1,17 @@
 import type { Queryable } from "@/lib/db/client";
-import { ApiError, conflict } from "@/lib/http/errors";
+import { conflict, forbidden, unauthorized } from "@/lib/errors";
 import { findIdentity, linkIdentity, releaseDeletedIdentity, signInAnswer, type IdentityRow } from "@/lib/iam/identities";
 import { openSession } from "@/lib/iam/sessions";
 import { decoyHash, hashPassword, verifyPassword } from "@/lib/keys/password";
 import { createPlayer } from "@/lib/players/service";
-import type { ProjectContext } from "@/lib/projects/service";
+import type { ProjectContext } from "@/lib/tenant";
 import { assertNotLocked, clearFailures, limitAddress, recordFailure } from "./lockout";
 import { checkPassword, type LoginInput, type SignupInput } from "./schema";
 
 export const EMAIL_PROVIDER = "email";
 
 /** One answer for an unknown email and a wrong password: which emails have accounts stays unknown. */
-export const wrongCredentials = () => new ApiError(401, "authentication_error", "Invalid email or password.");
+export const wrongCredentials = () => unauthorized("Invalid email or password.");
 
 export const emailTaken = () => conflict("This email is already used to sign in to another player of this project.");
 
@@ -53,7 +53,7 @@ export async function logIn(db: Queryable, ctx: ProjectContext, input: LoginInpu
     await recordFailure(db, ctx, input.email);
     throw wrongCredentials();
   }
-  if (found.identity.disabled) throw new ApiError(403, "permission_error", "Signing in with this email is disabled for this player.");
+  if (found.identity.disabled) throw forbidden("Signing in with this email is disabled for this player.");
   await clearFailures(db, ctx, input.email);
   return signInAnswer(db, found.player, await openSession(db, ctx, found.player.id, EMAIL_PROVIDER));
 }

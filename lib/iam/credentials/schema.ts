@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { badRequest } from "@/lib/http/errors";
+import { badRequest } from "@/lib/errors";
 import { documentedAs, textField } from "@/lib/http/fields";
 import { authPlayerResponse } from "@/lib/iam/identities";
 

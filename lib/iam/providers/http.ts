@@ -1,6 +1,7 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTHeaderParameters, type FlattenedJWSInput } from "jose";
 import { OutboundRefusedError, outboundFetch } from "@/lib/outbound";
 import { ProviderUnavailable } from "./types";
+import { envNumber } from "@/lib/config";
 
 /**
  * Calls to identity providers. Every URL comes from a configuration a developer set (or a
@@ -8,7 +9,7 @@ import { ProviderUnavailable } from "./types";
  * reaches public https hosts only. Answers are read up to a size limit and within a timeout.
  */
 
-const TIMEOUT_MS = Number(process.env.PROVIDER_TIMEOUT_MS ?? 10_000);
+const TIMEOUT_MS = envNumber("PROVIDER_TIMEOUT_MS", 10_000, { above: 0 });
 /** Provider answers are small JSON documents; anything larger is not one. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
@@ -124,7 +125,7 @@ export function remoteKeys(url: string, livemode: boolean): KeyResolver {
 }
 
 /** The issuer's discovery document, which must name that same issuer (OpenID Connect Discovery §4.3). */
-export async function discover(issuer: string, livemode: boolean): Promise<{ jwksUri: string; authorizationEndpoint: string | null; tokenEndpoint: string | null }> {
+export async function discover(issuer: string, livemode: boolean): Promise<IssuerEndpoints> {
   const key = cacheKey(issuer, livemode);
   let cached = discoveryCache.get(key);
   if (!cached || Date.now() - cached.fetchedAt > CACHE_MS) {
@@ -142,8 +143,61 @@ export async function discover(issuer: string, livemode: boolean): Promise<{ jwk
   };
 }
 
+export interface IssuerEndpoints {
+  jwksUri: string;
+  authorizationEndpoint: string | null;
+  tokenEndpoint: string | null;
+}
+
+/**
+ * Endpoints an issuer documents as fixed, used while its discovery document is not at hand. Google's:
+ * https://developers.google.com/identity/openid-connect/openid-connect#discovery (the values of
+ * https://accounts.google.com/.well-known/openid-configuration).
+ */
+const KNOWN_ENDPOINTS: Record<string, IssuerEndpoints> = {
+  "https://accounts.google.com": {
+    jwksUri: "https://www.googleapis.com/oauth2/v3/certs",
+    authorizationEndpoint: "https://accounts.google.com/o/oauth2/v2/auth",
+    tokenEndpoint: "https://oauth2.googleapis.com/token",
+  },
+};
+/** Background refreshes of a known issuer's discovery document: one at a time, none sooner than REFETCH_AFTER_MS after the last. */
+const refreshes = new Map<string, { startedAt: number; running: Promise<void> | null }>();
+
+/**
+ * An issuer's endpoints. A known issuer's (Google's) come from its fetched discovery document while that is
+ * fresh, else from the documented values at once, with the document fetched in the background (a failure
+ * leaves the documented values in use): no request waits on, or fails with, a discovery document it does not
+ * need. Any other issuer's come from discovery (ProviderUnavailable when it cannot be fetched).
+ */
+export async function issuerEndpoints(issuer: string, livemode: boolean): Promise<IssuerEndpoints> {
+  const known = KNOWN_ENDPOINTS[issuer];
+  if (!known) return discover(issuer, livemode);
+  const key = cacheKey(issuer, livemode);
+  const cached = discoveryCache.get(key);
+  if (cached && Date.now() - cached.fetchedAt <= CACHE_MS) return discover(issuer, livemode);
+  const last = refreshes.get(key);
+  if (!last || (!last.running && Date.now() - last.startedAt > REFETCH_AFTER_MS)) {
+    const entry: { startedAt: number; running: Promise<void> | null } = { startedAt: Date.now(), running: null };
+    entry.running = discover(issuer, livemode).then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      entry.running = null;
+    });
+    refreshes.set(key, entry);
+  }
+  return known;
+}
+
+/** Settles once the background discovery refreshes under way have (tests). */
+export async function settledRefreshes() {
+  await Promise.all([...refreshes.values()].map((r) => r.running));
+}
+
 /** Forgets fetched keys and documents (a configuration changed, or a test starts afresh). */
 export function clearProviderCaches() {
   jwksCache.clear();
   discoveryCache.clear();
+  refreshes.clear();
 }

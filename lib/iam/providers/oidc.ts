@@ -1,14 +1,16 @@
-import { errors, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyOptions } from "jose";
-import { discover, remoteKeys } from "./http";
+import { decodeJwt, decodeProtectedHeader, errors, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyOptions, type ProtectedHeaderParameters } from "jose";
+import { discover, issuerEndpoints, remoteKeys } from "./http";
 import { TokenRejected, type ProviderConfig, type VerifiedIdentity, type VerifyOptions } from "./types";
 
 /**
  * The OIDC family: google, oidc, custom (with an issuer, JWKS or public key), firebase and
  * supabase. A token is a JWT whose signature is checked with the issuer's keys (fetched through
  * the outbound rule, or a configured PEM key / Supabase JWT secret), whose `iss` and `aud` are the
- * configuration's, and which is within its lifetime. Claims are read only after all of that.
+ * configuration's, and which is within its lifetime. Claims are read only after all of that. A token that is
+ * not a well-formed compact JWT is refused before any network call.
  *
- * - google: issuer `baseUrl` or https://accounts.google.com (keys by discovery), audience `clientId`.
+ * - google: issuer `baseUrl` or https://accounts.google.com (keys by discovery; Google's documented JWKS
+ *   URL while its discovery document is not at hand), audience `clientId`.
  * - oidc / custom: audience `aud` (or `clientId`); keys from `publicVerificationKey` (PEM), else
  *   `jwksUrl`, else discovery at `baseUrl`; the issuer is checked when `baseUrl` is set.
  * - firebase: issuer https://securetoken.google.com/<projectId>, audience `projectId`, keys from
@@ -36,15 +38,23 @@ interface Check {
 
 const trimSlash = (url: string) => url.replace(/\/+$/, "");
 
-async function pemKey(pem: string, token: string): Promise<Key> {
+/**
+ * The token's protected header, once it is known to be a compact signed JWT (three parts, a JSON header, a
+ * JSON claims set): anything else is refused here, before any key or document is fetched for it.
+ */
+function wellFormed(token: string): ProtectedHeaderParameters {
+  try {
+    const header = decodeProtectedHeader(token);
+    decodeJwt(token);
+    return header;
+  } catch {
+    throw new TokenRejected("it is not a well-formed JWT (a compact JWS: header.payload.signature)");
+  }
+}
+
+async function pemKey(pem: string, header: ProtectedHeaderParameters): Promise<Key> {
   // The PEM does not say which algorithm it is for: the token's header does, limited to public-key ones.
-  const alg = (() => {
-    try {
-      return JSON.parse(Buffer.from(token.split(".")[0] ?? "", "base64url").toString("utf8")).alg as unknown;
-    } catch {
-      return undefined;
-    }
-  })();
+  const alg: unknown = header.alg;
   if (typeof alg !== "string" || !ASYMMETRIC.includes(alg)) throw new TokenRejected("its header names no public-key algorithm");
   try {
     return await importSPKI(pem, alg);
@@ -53,12 +63,12 @@ async function pemKey(pem: string, token: string): Promise<Key> {
   }
 }
 
-async function keysFor(config: ProviderConfig, token: string, opts: VerifyOptions): Promise<Check> {
+async function keysFor(config: ProviderConfig, header: ProtectedHeaderParameters, opts: VerifyOptions): Promise<Check> {
   const { settings, baseUrl, clientId } = config;
   switch (config.provider) {
     case "google": {
       const issuer = baseUrl ?? GOOGLE_ISSUER;
-      const { jwksUri } = await discover(issuer, opts.livemode);
+      const { jwksUri } = await issuerEndpoints(issuer, opts.livemode);
       // Google's ID tokens name their issuer with or without the scheme.
       return { key: remoteKeys(jwksUri, opts.livemode), algorithms: ASYMMETRIC, issuer: baseUrl ? issuer : [GOOGLE_ISSUER, "accounts.google.com"], audience: clientId ?? "" };
     }
@@ -76,7 +86,7 @@ async function keysFor(config: ProviderConfig, token: string, opts: VerifyOption
       // oidc, and custom configured with keys rather than an authentication URL.
       const audience = settings.aud ?? clientId ?? "";
       const issuer = baseUrl ?? undefined;
-      if (settings.publicVerificationKey) return { key: await pemKey(settings.publicVerificationKey, token), algorithms: ASYMMETRIC, issuer, audience };
+      if (settings.publicVerificationKey) return { key: await pemKey(settings.publicVerificationKey, header), algorithms: ASYMMETRIC, issuer, audience };
       if (settings.jwksUrl) return { key: remoteKeys(settings.jwksUrl, opts.livemode), algorithms: ASYMMETRIC, issuer, audience };
       const { jwksUri } = await discover(baseUrl ?? "", opts.livemode);
       return { key: remoteKeys(jwksUri, opts.livemode), algorithms: ASYMMETRIC, issuer, audience };
@@ -118,7 +128,7 @@ function identityOf(provider: string, payload: JWTPayload): VerifiedIdentity {
 }
 
 export async function verifyOidcToken(config: ProviderConfig, token: string, opts: VerifyOptions): Promise<VerifiedIdentity> {
-  const check = await keysFor(config, token, opts);
+  const check = await keysFor(config, wellFormed(token), opts);
   const options: JWTVerifyOptions = { audience: check.audience, algorithms: check.algorithms, clockTolerance: CLOCK_TOLERANCE, requiredClaims: ["exp", "sub"] };
   if (check.issuer !== undefined) options.issuer = check.issuer;
   let payload: JWTPayload;

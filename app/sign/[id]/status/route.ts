@@ -1,5 +1,4 @@
 import { routes } from "@/lib/http/routes";
 import { signingLinkStatus } from "@/lib/signing/operations";
 
-export const dynamic = "force-dynamic";
 export const { GET, POST, PUT, PATCH, DELETE } = routes(signingLinkStatus);

@@ -1,4 +1,4 @@
-import { quoteSwap } from "@/lib/exchange/operations";
 import { routes } from "@/lib/http/routes";
+import { quoteSwap } from "@/lib/exchange/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(quoteSwap);

@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { paymasterServiceRpc } from "@/lib/paymasters/rpc-operation";
+import { paymasterServiceRpc } from "@/lib/paymaster-service/rpc-operation";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(paymasterServiceRpc);

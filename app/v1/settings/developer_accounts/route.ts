@@ -1,4 +1,4 @@
-import { createDeveloperAccount, listDeveloperAccounts } from "@/lib/developer-accounts/operations";
 import { routes } from "@/lib/http/routes";
+import { createDeveloperAccount, listDeveloperAccounts } from "@/lib/developer-accounts/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(listDeveloperAccounts, createDeveloperAccount);

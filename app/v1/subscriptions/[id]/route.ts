@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { getSubscription, deleteSubscription } from "@/lib/subscriptions/operations";
+import { deleteSubscription, getSubscription } from "@/lib/subscriptions/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(getSubscription, deleteSubscription);

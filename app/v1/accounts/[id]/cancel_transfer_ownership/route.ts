@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { cancelTransferOwnership } from "@/lib/accounts/action-operations";
+import { cancelTransferOwnership } from "@/lib/account-actions/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(cancelTransferOwnership);

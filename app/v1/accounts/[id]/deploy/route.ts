@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { deployAccount } from "@/lib/accounts/operations";
+import { deployAccount } from "@/lib/account-actions/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(deployAccount);

@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { requestTransferOwnership } from "@/lib/accounts/action-operations";
+import { requestTransferOwnership } from "@/lib/account-actions/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(requestTransferOwnership);

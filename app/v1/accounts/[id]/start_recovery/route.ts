@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { startRecovery } from "@/lib/accounts/action-operations";
+import { startRecovery } from "@/lib/account-actions/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(startRecovery);

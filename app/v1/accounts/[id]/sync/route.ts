@@ -1,4 +1,4 @@
-import { syncAccount } from "@/lib/accounts/operations";
 import { routes } from "@/lib/http/routes";
+import { syncAccount } from "@/lib/accounts/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(syncAccount);

@@ -1,4 +1,4 @@
-import { readContract } from "@/lib/contracts/operations";
 import { routes } from "@/lib/http/routes";
+import { readContract } from "@/lib/contracts/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(readContract);

@@ -1,4 +1,4 @@
 import { routes } from "@/lib/http/routes";
-import { getPolicyWithdrawable, withdrawFromPolicy } from "@/lib/policies/report-operations";
+import { getPolicyWithdrawable, withdrawFromPolicy } from "@/lib/policy-actions/operations";
 
 export const { GET, POST, PUT, PATCH, DELETE } = routes(getPolicyWithdrawable, withdrawFromPolicy);

@@ -17,9 +17,9 @@ import { getDb } from "@/lib/db/client";
 import { TOPICS } from "@/lib/deliveries/topics";
 import { listContracts } from "@/lib/contracts/service";
 import { listDeveloperAccounts } from "@/lib/developer-accounts/service";
-import { listEvents } from "@/lib/events/operations";
-import type { EventResponse } from "@/lib/events/schema";
-import { watchedObjects } from "@/lib/events/service";
+import { listEvents } from "@/lib/monitors/operations";
+import type { EventResponse } from "@/lib/monitors/schema";
+import { watchedObjects } from "@/lib/monitors/service";
 import { CreateEventForm } from "./create-event-form";
 
 export const metadata = { title: "Events" };

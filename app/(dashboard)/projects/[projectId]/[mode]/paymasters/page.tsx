@@ -8,11 +8,11 @@ import { Time } from "@/components/time";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { apiBase } from "@/lib/dashboard/examples";
-import { readOperation } from "@/lib/dashboard/operations";
 import { deletedParams, pageParams } from "@/lib/dashboard/paging";
 import { checkPaymaster } from "@/lib/dashboard/paymaster-check";
 import { getDb } from "@/lib/db/client";
-import { listPaymasters } from "@/lib/paymasters/operations";
+import { serializePaymaster } from "@/lib/paymasters/serializer";
+import { chainsWithCode, listPaymasters } from "@/lib/paymasters/service";
 import { activeKeys } from "@/lib/projects/service";
 import { serviceDeployment } from "@/lib/chain/contracts";
 
@@ -30,11 +30,11 @@ export default async function PaymastersPage({ params, searchParams }: { params:
   const query = await searchParams;
   const page = pageParams(query);
   const deleted = deletedParams(query);
-  const [list, keys, base] = await Promise.all([
-    readOperation(scope.ctx, listPaymasters, { ...page, ...deleted.filter }),
-    activeKeys(await getDb(), scope.ctx),
-    apiBase(),
-  ]);
+  const db = await getDb();
+  const [listed, keys, base] = await Promise.all([listPaymasters(db, scope.ctx, { ...page, ...deleted.filter }), activeKeys(db, scope.ctx), apiBase()]);
+  // Registered before its contract is deployed, a paymaster shows where its address has code (none yet: no policy can use it).
+  const deployedOn = await Promise.all(listed.rows.map((p) => chainsWithCode(scope.ctx, p.address)));
+  const list = { total: listed.total, data: listed.rows.map((p, i) => ({ ...serializePaymaster(p), deployedOn: deployedOn[i]! })) };
   const publishable = keys.find((k) => k.kind === "publishable")?.publishableKey;
   const ourUrl = publishable ? `${base}/v1/paymaster_service/${publishable}` : null;
   const target = { projectId: scope.project.id, mode: scope.mode };
@@ -62,7 +62,7 @@ export default async function PaymastersPage({ params, searchParams }: { params:
       <DeletedToggle href={`${scope.base}/paymasters`} shown={deleted.shown} noun="paymasters" />
       {list.total === 0 ? (
         <EmptyState title="No paymasters registered">
-          <p>Register an ERC-7677 service below (its paymaster contract must be deployed on a {scope.mode} chain), then choose it on a policy.</p>
+          <p>Register an ERC-7677 service below (before or after its paymaster contract is deployed: a policy can choose it once it has code on the policy&apos;s chain).</p>
         </EmptyState>
       ) : (
         <>
@@ -71,7 +71,19 @@ export default async function PaymastersPage({ params, searchParams }: { params:
             rowKey={(p) => p.id}
             columns={[
               { header: "Name", cell: (p) => p.name ?? p.id },
-              { header: "Address", cell: (p) => <Mono value={p.address} /> },
+              {
+                header: "Address",
+                cell: (p) => (
+                  <div className="flex flex-col items-start gap-1">
+                    <Mono value={p.address} />
+                    {p.deployedOn.length > 0 ? (
+                      <span className="text-xs text-slate-500">code on {p.deployedOn.join(", ")}</span>
+                    ) : (
+                      <Badge tone="amber">no code at this address yet</Badge>
+                    )}
+                  </div>
+                ),
+              },
               { header: "Service", cell: (p) => (p.url ? <Mono value={p.url} /> : <span className="text-slate-400">no url</span>) },
               { header: "Context", cell: (p) => (p.context ? <ContextCell json={JSON.stringify(p.context)} /> : "—") },
               { header: "State", cell: (p) => (p.deleted ? <Badge tone="red">deleted</Badge> : <Badge tone="green">active</Badge>) },

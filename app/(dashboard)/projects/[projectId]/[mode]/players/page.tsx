@@ -4,7 +4,7 @@ import { Card, EmptyState, PageHeader } from "@/components/page";
 import { SearchBox } from "@/components/search";
 import { Pagination, pageHref, Table } from "@/components/table";
 import { Time } from "@/components/time";
-import { accountsOfPlayers } from "@/lib/accounts/service";
+import { accountsOfPlayers } from "@/lib/account-records/queries";
 import { submitOperation } from "@/lib/dashboard/actions";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { apiBase, exampleKey } from "@/lib/dashboard/examples";

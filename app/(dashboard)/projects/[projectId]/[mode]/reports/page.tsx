@@ -6,7 +6,7 @@ import { chainLabel } from "@/lib/dashboard/chains";
 import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { dailySeries, formatGas, formatUsd, gasReport, gasReportQuery, MAX_RANGE_DAYS, reportablePolicies, type GasAmounts, type GasReport } from "@/lib/dashboard/gas-report";
 import { getDb } from "@/lib/db/client";
-import { ApiError } from "@/lib/http/errors";
+import { ApiError } from "@/lib/errors";
 
 export const metadata = { title: "Gas reports" };
 

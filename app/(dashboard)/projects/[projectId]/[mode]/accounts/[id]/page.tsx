@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { accountTypeInfo, responseAccountType } from "@/lib/accounts/types";
+import { accountTypeInfo, responseAccountType } from "@/lib/account-records/types";
 import { Badge } from "@/components/badge";
 import { CopyButton } from "@/components/code";
 import { Inventory } from "@/components/inventory";

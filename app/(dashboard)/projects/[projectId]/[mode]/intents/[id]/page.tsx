@@ -14,7 +14,7 @@ import { found } from "@/lib/dashboard/operations";
 import { signingLink } from "@/lib/dashboard/signing";
 import { getDb } from "@/lib/db/client";
 import { unixSeconds } from "@/lib/http/resource";
-import { serializeIntent } from "@/lib/intents/serializer";
+import { serializeIntent } from "@/lib/intent-records/serializer";
 import { getIntent } from "@/lib/intents/service";
 import { inUsd } from "@/lib/policies/reports";
 

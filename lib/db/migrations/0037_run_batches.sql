@@ -1,0 +1,2 @@
+ALTER TABLE "function_runs" ADD COLUMN "events" jsonb;--> statement-breakpoint
+CREATE INDEX "function_runs_batched" ON "function_runs" USING btree ("function_id","created_at") WHERE status = 'batched';

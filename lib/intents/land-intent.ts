@@ -1,0 +1,251 @@
+// Landing one intent (landIntent): its op to the relayer (lib/chain/relayer), held, rebuilt, retried or given up as
+// each case needs, then its confirmations awaited; also its failure, abandonment and cancellation.
+import { and, desc, eq, inArray, or, sql } from "drizzle-orm";
+import type { Address, Hex, TransactionReceipt } from "viem";
+import { publicClient } from "@/lib/chain/clients";
+import { latestBlock } from "@/lib/chain/coalesce";
+import type { ChainConfig } from "@/lib/chain/registry";
+import { enqueue, findUserOperationReceipt } from "@/lib/chain/relayer";
+import { UserOperationRejectedError } from "@/lib/chain/userop";
+import type { Db, Queryable } from "@/lib/db/client";
+import { transactionIntents } from "@/lib/db/schema";
+import { ApiError } from "@/lib/errors";
+import { DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
+import { signingSender, rebuildIntent, type RebuildOptions } from "./rebuild";
+import type { IntentSender } from "./sender";
+import type { IntentRow } from "./service";
+import { chainOf, confirmationsLeft, recordLanding } from "./landing";
+import { loadOp, opDeploys, type VersionedOp } from "@/lib/intent-records/versioned-op";
+import { metrics } from "@/lib/metrics";
+import { releaseIntent } from "@/lib/sponsorship/ledger";
+
+const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
+
+/**
+ * "held": its op runs after its account's deployment, which another intent's op is on its way to do: try again later.
+ * "retry": land it again now: its op was rebuilt (and re-signed) to land where the old one could not, or its
+ * account was deployed meanwhile.
+ */
+export type LandingOutcome = "landed" | "rejected" | "not-pending" | "held" | "retry";
+
+/**
+ * What the relay finds already done when its step runs again after a crash (the landing or the
+ * rejection recorded, the step's own result not yet stored): the same outcome, so the run goes on
+ * to the webhooks that follow, which publish once per intent and topic whatever runs ask. Anything
+ * else (cancelled, awaiting a signature, gone) is not the relay's.
+ */
+export function settledOutcome(intent: IntentRow | undefined): LandingOutcome {
+  if (intent?.response) return "landed";
+  if (intent?.status === "failed") return "rejected";
+  return "not-pending";
+}
+
+/** Rejections a rebuilt op (fresh gas, fees, sponsorship window and signatures; or initCode dropped) can get past. */
+const REBUILDABLE = /^AA(10|22|24|25|32|33|34|40|41|51)\b/;
+
+/**
+ * Gets a pending intent's op on chain exactly once: if it already landed (a retry after a crash)
+ * its receipt is recorded, otherwise it joins the next bundle. An op built to run after its account's deployment
+ * waits for it (see awaitDeployment). A validation failure (expired sponsorship, bad signature) of a custodial
+ * intent's op gets it rebuilt when `rebuild` allows; otherwise it fails the intent without a response. A node error
+ * throws, to retry.
+ */
+export async function landIntent(db: Db, intentId: string, options: { rebuild?: boolean } = {}): Promise<LandingOutcome> {
+  const intent = await load(db, intentId);
+  if (!intent || (intent.status !== "pending" && intent.status !== "broadcast")) return settledOutcome(intent);
+  const chain = chainOf(intent);
+  const hash = intent.userOperationHash as Hex;
+  const versioned = loadOp(intent.userOperation);
+  const op = versioned.op;
+  // Without code at its sender, an op without initCode cannot have landed: no need to look for it.
+  if (!opDeploys(versioned) && !(await hasCode(chain, op.sender))) {
+    const outcome = await awaitDeployment(db, intent, chain);
+    // The deployer is on its way: its op usually lands within moments, worth waiting for here rather than in a sleep.
+    if (outcome !== "held" || !(await deployedWithin(chain, op.sender, HOLD_IN_PROCESS_MS))) return outcome;
+  }
+  let receipt = await findUserOperationReceipt(chain, hash);
+  let bundle: TransactionReceipt | undefined;
+  if (!receipt) {
+    try {
+      ({ receipt, transaction: bundle } = await enqueueOp(chain, versioned));
+    } catch (err) {
+      if (!(err instanceof UserOperationRejectedError)) throw err;
+      // Screened before its deployment landed (or the deployment was undone): the same as above.
+      if (err.code === "AA20") return awaitDeployment(db, intent, chain);
+      if (options.rebuild && err.code && REBUILDABLE.test(err.code)) {
+        const sender = await signingSender(db, intent);
+        if (sender) return rebuild(db, intent, chain, sender, { deploy: false, freshNonce: err.code === "AA25" });
+      }
+      await failIntent(db, intent.id, err.message);
+      return "rejected";
+    }
+  }
+  await recordLanding(db, intent, receipt, bundle);
+  return "landed";
+}
+
+/** Into the relayer's next bundle, at the op's EntryPoint. */
+export const enqueueOp = (chain: ChainConfig, v: VersionedOp) => (v.version === "0.8" ? enqueue(chain, v.op, { entryPointVersion: "0.8" }) : enqueue(chain, v.op));
+
+const hasCode = async (chain: ChainConfig, address: Address) => (await publicClient(chain).getCode({ address })) !== undefined;
+
+/** How long a held op's land step waits in-process for its account's deployment before sleeping durably. */
+const HOLD_IN_PROCESS_MS = 5_000;
+
+const deploymentWatches = new Map<string, Promise<boolean>>();
+
+/** Whether `address` gets code within `timeoutMs`: one polling loop per address, however many ops wait for it. */
+function deployedWithin(chain: ChainConfig, address: Address, timeoutMs: number): Promise<boolean> {
+  const key = `${chain.chainId}:${address.toLowerCase()}`;
+  let watch = deploymentWatches.get(key);
+  if (!watch) {
+    const deadline = Date.now() + timeoutMs;
+    watch = (async () => {
+      for (;;) {
+        if (await hasCode(chain, address)) return true;
+        if (Date.now() >= deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, chain.dev ? 50 : 1_000));
+      }
+    })().finally(() => deploymentWatches.delete(key));
+    deploymentWatches.set(key, watch);
+  }
+  return watch;
+}
+
+/** Fails a pending intent with `reason` (no response: nothing landed); false when it had moved on. */
+export async function failIntent(db: Db, intentId: string, reason: string): Promise<boolean> {
+  const rows = await db.transaction(async (tx) => {
+    const failed = await tx
+      .update(transactionIntents)
+      .set({ status: "failed", error: reason, updatedAt: sql`now()` })
+      .where(and(eq(transactionIntents.id, intentId), inArray(transactionIntents.status, ["pending", "broadcast"])))
+      .returning({ id: transactionIntents.id });
+    // Nothing landed: the op's hold goes back to the project's balance.
+    if (failed.length) await releaseIntent(tx, intentId);
+    return failed;
+  });
+  if (rows.length > 0) metrics.intents.inc({ outcome: "failed" });
+  return rows.length > 0;
+}
+
+/**
+ * A pending intent whose op lacks initCode while its account has no code. While another live intent deploys the
+ * account it is "held". When none does (the deployer failed or was cancelled), a custodial intent becomes the
+ * deployer: rebuilt with the initCode and re-signed ("retry"); a non-custodial one, whose owner signed the op
+ * without initCode, can never land and fails, saying why ("rejected").
+ */
+async function awaitDeployment(db: Db, intent: IntentRow, chain: ChainConfig): Promise<LandingOutcome> {
+  const deployer = await liveDeployer(db, intent.chainId, intent.accountId);
+  if (deployer && deployer.id !== intent.id) return "held";
+  // Looked after the deployer's status: a deployer that landed meanwhile has left code, so this op can go.
+  const op = loadOp(intent.userOperation).op;
+  if (await hasCode(chain, op.sender)) return "retry";
+  const sender = await signingSender(db, intent);
+  if (sender) return rebuild(db, intent, chain, sender, { deploy: true });
+  const [last] = await db
+    .select({ id: transactionIntents.id, status: transactionIntents.status, error: transactionIntents.error })
+    .from(transactionIntents)
+    .where(and(eq(transactionIntents.chainId, intent.chainId), eq(transactionIntents.accountId, intent.accountId), eq(transactionIntents.deploysAccount, true)))
+    .orderBy(desc(transactionIntents.updatedAt))
+    .limit(1);
+  const why = last ? `: ${last.id}, which was to deploy it, is ${last.status}${last.error ? ` (${last.error})` : ""}` : "";
+  await failIntent(
+    db,
+    intent.id,
+    `Account ${op.sender} is not deployed and no intent is deploying it${why}. This operation was signed to run after the deployment, so it can never land: create the transaction intent again.`,
+  );
+  return "rejected";
+}
+
+/**
+ * Rebuilds the intent's op ("retry"). Another intent became the deployer first: "held", to wait for it. The op can
+ * no longer be built (the account cannot pay, its call now reverts): the intent fails with why.
+ */
+async function rebuild(db: Db, intent: IntentRow, chain: ChainConfig, sender: IntentSender, options: RebuildOptions): Promise<LandingOutcome> {
+  try {
+    await rebuildIntent(db, intent, chain, sender, options);
+    return "retry";
+  } catch (err) {
+    if (violates(err, DEPLOYER_INDEX)) return "held";
+    if (err instanceof ApiError && err.status < 500) {
+      await failIntent(db, intent.id, err.message);
+      return "rejected";
+    }
+    throw err;
+  }
+}
+
+/**
+ * A pending intent whose relay gave up (its retries exhausted on an error that is not the op's): its op is looked for
+ * on chain once more, else the intent fails with the error, so that nothing stays pending for ever.
+ */
+export async function abandonIntent(db: Db, intentId: string, reason: string): Promise<LandingOutcome> {
+  const intent = await load(db, intentId);
+  if (!intent || (intent.status !== "pending" && intent.status !== "broadcast")) return settledOutcome(intent);
+  const receipt = await findUserOperationReceipt(chainOf(intent), intent.userOperationHash as Hex);
+  if (receipt) {
+    await recordLanding(db, intent, receipt);
+    return "landed";
+  }
+  await failIntent(db, intent.id, `The operation could not be relayed: ${reason}`);
+  return "rejected";
+}
+
+export interface ConfirmationCheck {
+  /** Blocks still to come on top of the intent's transaction; 0 once confirmed (and recorded). */
+  remaining: number;
+  /** How long those blocks should take at the chain's pace since the landing (at least 1 s, at most 30 s). */
+  waitSeconds: number;
+}
+
+/**
+ * Whether the intent's transaction has `confirmationBlocks` blocks on top, recorded when so; else how long to wait
+ * before looking again: the blocks still missing at the pace the chain kept since the op landed, so a check
+ * rarely comes too early (one sleep, not one per block).
+ */
+export async function checkConfirmations(db: Db, intentId: string): Promise<ConfirmationCheck> {
+  const intent = await load(db, intentId);
+  if (!intent || intent.blockNumber === null || intent.confirmedAt) return { remaining: 0, waitSeconds: 0 };
+  const left = confirmationsLeft(intent, await latestBlock(chainOf(intent)));
+  if (left.remaining > 0) return left;
+  await db.update(transactionIntents).set({ confirmedAt: sql`now()` }).where(eq(transactionIntents.id, intent.id));
+  return { remaining: 0, waitSeconds: 0 };
+}
+
+/**
+ * Cancels an intent still awaiting its signature (by default: its sponsorship has ended) and releases its hold, in one
+ * transaction; false when it moved on.
+ */
+export async function cancelUnsigned(db: Queryable, intentId: string, reason = "not signed before its sponsorship ended"): Promise<boolean> {
+  const rows = await db.transaction(async (tx) => {
+    const cancelled = await tx
+      .update(transactionIntents)
+      .set({ status: "cancelled", error: reason, updatedAt: sql`now()` })
+      .where(and(eq(transactionIntents.id, intentId), eq(transactionIntents.status, "awaiting_signature")))
+      .returning({ id: transactionIntents.id });
+    if (cancelled.length) await releaseIntent(tx, intentId);
+    return cancelled;
+  });
+  return rows.length > 0;
+}
+
+/**
+ * Intents whose background run may never have been queued (the process died between recording
+ * them and sending the event): pending, or sponsored and awaiting a signature, unchanged for a
+ * minute. Only the last day's: Inngest forgets event ids after 24 hours, so older ones could run twice.
+ */
+export async function unsettledIntents(db: Db, limit = 1000) {
+  return db
+    .select({ id: transactionIntents.id, projectId: transactionIntents.projectId, status: transactionIntents.status })
+    .from(transactionIntents)
+    .where(
+      and(
+        or(eq(transactionIntents.status, "pending"), and(eq(transactionIntents.status, "awaiting_signature"), eq(transactionIntents.sponsored, true))),
+        sql`${transactionIntents.updatedAt} < now() - interval '1 minute'`,
+        sql`${transactionIntents.updatedAt} > now() - interval '1 day'`,
+      ),
+    )
+    .orderBy(desc(transactionIntents.updatedAt))
+    .limit(limit);
+}
+
