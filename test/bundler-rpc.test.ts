@@ -9,6 +9,7 @@ import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
+import { serializeUserOp } from "@/lib/intent-records/userop-json";
 import { intentHold } from "@/lib/sponsorship/ledger";
 import { call, newProject } from "./helpers/api";
 import { ourAccount, rpc, rpcFees, rpcServer, settledByWatcher, wildcardPolicy } from "./helpers/bundler-fixtures";
@@ -35,19 +36,8 @@ afterAll(async () => {
 
 const openPolicy = () => wildcardPolicy(project.keys.test.secret, "bundler");
 
-const rpcOp = (op: UserOperation<"0.6">) => ({
-  sender: op.sender,
-  nonce: toHex(op.nonce),
-  initCode: op.initCode ?? "0x",
-  callData: op.callData,
-  callGasLimit: toHex(op.callGasLimit),
-  verificationGasLimit: toHex(op.verificationGasLimit),
-  preVerificationGas: toHex(op.preVerificationGas),
-  maxFeePerGas: toHex(op.maxFeePerGas),
-  maxPriorityFeePerGas: toHex(op.maxPriorityFeePerGas),
-  paymasterAndData: op.paymasterAndData ?? "0x",
-  signature: op.signature,
-});
+// A v0.6 op as JSON-RPC carries it: viem's type leaves initCode and paymasterAndData optional, the wire has both.
+const rpcOp = (op: UserOperation<"0.6">) => serializeUserOp({ ...op, initCode: op.initCode ?? "0x", paymasterAndData: op.paymasterAndData ?? "0x" });
 
 describe("viem's bundler and paymaster clients against /rpc/31337", () => {
   let sponsoredHash: Hex;
