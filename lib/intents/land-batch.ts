@@ -20,6 +20,10 @@ export type BatchOutcome = "landed" | "rejected" | "not-pending" | "alone";
 
 const seconds = (ms: number) => ms / 1000;
 
+/** The intents among `ids`, as they are now. */
+export const intentsOf = async (db: Db, ids: string[]): Promise<IntentRow[]> =>
+  ids.length ? db.select().from(transactionIntents).where(inArray(transactionIntents.id, ids)) : [];
+
 /**
  * Lands the pending intents among `ids`: ops already on chain (this step run again after a crash) are found with one
  * log search per chain and recorded; the others are queued for the relayer at once, so they share one bundle per
@@ -29,7 +33,7 @@ const seconds = (ms: number) => ms / 1000;
 export async function landIntents(db: Db, ids: string[]): Promise<Record<string, BatchOutcome>> {
   const started = Date.now();
   const outcomes: Record<string, BatchOutcome> = Object.fromEntries(ids.map((id) => [id, "not-pending" as BatchOutcome]));
-  const rows = ids.length ? await db.select().from(transactionIntents).where(inArray(transactionIntents.id, ids)) : [];
+  const rows = await intentsOf(db, ids);
   const byChain = new Map<number, IntentRow[]>();
   for (const row of rows) {
     if (row.status !== "pending" && row.status !== "broadcast") {
@@ -91,10 +95,6 @@ export async function landIntents(db: Db, ids: string[]): Promise<Record<string,
   }
   return outcomes;
 }
-
-/** The intents among `ids`, as they are now. */
-export const intentsOf = async (db: Db, ids: string[]): Promise<IntentRow[]> =>
-  ids.length ? db.select().from(transactionIntents).where(inArray(transactionIntents.id, ids)) : [];
 
 export interface BatchConfirmations {
   /** Intents confirmed by this check (recorded now), to notify. */
