@@ -125,7 +125,11 @@ export async function referenced<T>(lookup: Promise<T>, param: string, value: st
   try {
     return await lookup;
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) throw badRequest(err.message, { [param]: { value, message: err.message } });
+    if (err instanceof ApiError && err.status === 404) throw missingReference(param, value, err.message);
     throw err;
   }
 }
+
+/** referenced's 400 for a lookup made without it: `message` is the lookup's 404 (by default notFound's for `param`). */
+export const missingReference = (param: string, value: string, message = notFound(param, value).message) =>
+  badRequest(message, { [param]: { value, message } });

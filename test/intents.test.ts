@@ -177,6 +177,11 @@ describe("refusals: nothing is sent", () => {
     expectError(await call("POST", "/v1/transaction_intents", { key, json: body({ interactions: [{ functionName: "depositTo" }] }) }), 400);
     expectError(await call("POST", "/v1/transaction_intents", { key, json: body({ policy: "pol_missing" }) }), 400);
     expectError(await call("POST", "/v1/transaction_intents", { key, json: body({ chainId: 31339 }) }), 400);
+    // A player or account the body names that does not exist: a 400 naming the parameter.
+    for (const [param, id] of [["player", "pla_missing"], ["account", "acc_missing"]] as const) {
+      const refused = expectError(await call("POST", "/v1/transaction_intents", { key, json: { ...body({}), player: undefined, [param]: id } }), 400);
+      expect(refused).toMatchObject({ message: `No such ${param}: '${id}'`, details: { [param]: { value: id, message: `No such ${param}: '${id}'` } } });
+    }
     expectError(await call("GET", "/v1/transaction_intents/tin_missing", { key }), 404);
   });
 });

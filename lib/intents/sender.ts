@@ -10,7 +10,7 @@ import { preparedQuery } from "@/lib/db/prepared-query";
 import { accounts, ownerKeys, players, transactionIntents } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
 import { developerSigner, getDeveloperAccount, type DeveloperAccountRow } from "@/lib/developer-accounts/service";
-import { ApiError, badRequest, notFound, referenced } from "@/lib/errors";
+import { ApiError, badRequest, missingReference, referenced } from "@/lib/errors";
 import { findOwnerKey, ownerSigner, type OwnerKeyRow } from "@/lib/keys/custodial";
 import { createPlayer } from "@/lib/players/service";
 import type { ProjectContext } from "@/lib/tenant";
@@ -142,7 +142,7 @@ async function accountOf(
 ): Promise<{ account: AccountRow; ownerKey?: OwnerKeyRow | null; deployerLive?: boolean }> {
   if (input.account) {
     const [found] = await accountById(db, { projectId: ctx.projectId, livemode: ctx.livemode, id: input.account });
-    if (!found) throw referencedMissing("account", input.account);
+    if (!found) throw missingReference("account", input.account);
     const { account } = found;
     if (account.chainId !== input.chainId) {
       throw badRequest(`Account ${account.id} is on chain ${account.chainId}, not ${input.chainId}.`, { account: { value: account.id, message: `on chain ${account.chainId}` } });
@@ -155,7 +155,7 @@ async function accountOf(
   let playerId: string;
   if (input.player) {
     const [found] = await playerAccount(db, { projectId: ctx.projectId, livemode: ctx.livemode, id: input.player, chainId: input.chainId });
-    if (!found) throw referencedMissing("player", input.player);
+    if (!found) throw missingReference("player", input.player);
     const existing = found.account;
     if (existing) {
       if (input.externalOwnerAddress && !isAddressEqual(existing.ownerAddress as Address, input.externalOwnerAddress)) {
@@ -178,9 +178,3 @@ async function accountOf(
     return { account: raced! };
   }
 }
-
-/** What `referenced` makes of a lookup's 404: a 400 naming the parameter. */
-const referencedMissing = (param: "account" | "player", id: string) => {
-  const missing = notFound(param, id);
-  return badRequest(missing.message, { [param]: { value: id, message: missing.message } });
-};
