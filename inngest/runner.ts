@@ -16,6 +16,8 @@ import { processSingleton } from "@/lib/singleton";
 type AnyFunction = InngestFunction.Any;
 type RunRow = typeof functionRuns.$inferSelect;
 type StepState = RunRow["steps"]["state"];
+/** What the runner keeps of a batched function (see EmbeddedRunner.batches). */
+type BatchState = BatchConfig & { waiting: number; executing: number; timer: NodeJS.Timeout | null; want: "force" | "due" | null };
 
 /** An event as the runner stores it; the service's own (its jobs) are declared in lib/jobs/messages.ts. */
 export interface RunnerEvent {
@@ -121,7 +123,7 @@ export class EmbeddedRunner {
    * Batched functions (batchEvents): events sent here and not yet in a batch, runs executing here, the timer that
    * forms a batch when its oldest event has waited the timeout, and whether a batch should be formed at the next tick.
    */
-  private readonly batches = new Map<string, BatchConfig & { waiting: number; executing: number; timer: NodeJS.Timeout | null; want: "force" | "due" | null }>();
+  private readonly batches = new Map<string, BatchState>();
   /** Whether the next tick claims runs (a batched event alone does not need the claim's query). */
   private claimWanted = true;
 
@@ -171,7 +173,7 @@ export class EmbeddedRunner {
   }
 
   /** Forms a batch now if nothing of its function runs here or it is full; else once its oldest event times out. */
-  private nudgeBatch(batch: BatchConfig & { waiting: number; executing: number; timer: NodeJS.Timeout | null; want: "force" | "due" | null }) {
+  private nudgeBatch(batch: BatchState) {
     if (batch.waiting <= 0) return;
     if (batch.executing === 0 || batch.waiting >= batch.maxSize) {
       batch.want = "force";
