@@ -29,27 +29,22 @@ export async function publish(db: Queryable, ctx: ProjectContext, event: Publica
   return (await record(db, ctx, event, false)).id;
 }
 
-/** What every attempt of an event delivers: `{type, date, data}`, fixed when it is published. */
-const eventBody = (topic: Topic, data: unknown) => JSON.stringify({ type: topic, date: Math.floor(Date.now() / 1000), data });
+/** An event's row; its body, what every attempt delivers (`{type, date, data}`), fixed now. */
+const eventRow = (ctx: ProjectContext, event: Publication, fannedOut: boolean) => ({
+  id: newId("message"),
+  projectId: ctx.projectId,
+  livemode: ctx.livemode,
+  topic: event.topic,
+  objectId: event.objectId,
+  requestId: event.requestId,
+  body: JSON.stringify({ type: event.topic, date: Math.floor(Date.now() / 1000), data: event.data }),
+  dedupeKey: event.dedupeKey,
+  ...(fannedOut && { fannedOutAt: sql`now()` }),
+});
 
 /** The event's row, new (`inserted`), or the one an earlier publication of the same happening left. */
 async function record(db: Queryable, ctx: ProjectContext, event: Publication, fannedOut: boolean): Promise<{ id: string; inserted: boolean }> {
-  const body = eventBody(event.topic, event.data);
-  const [row] = await db
-    .insert(outboundEvents)
-    .values({
-      id: newId("message"),
-      projectId: ctx.projectId,
-      livemode: ctx.livemode,
-      topic: event.topic,
-      objectId: event.objectId,
-      requestId: event.requestId,
-      body,
-      dedupeKey: event.dedupeKey,
-      ...(fannedOut && { fannedOutAt: sql`now()` }),
-    })
-    .onConflictDoNothing()
-    .returning({ id: outboundEvents.id });
+  const [row] = await db.insert(outboundEvents).values(eventRow(ctx, event, fannedOut)).onConflictDoNothing().returning({ id: outboundEvents.id });
   if (row) return { id: row.id, inserted: true };
   const [existing] = await db
     .select({ id: outboundEvents.id })
@@ -165,12 +160,20 @@ export async function fanOutStragglers(db: Queryable, olderThanSeconds = 30): Pr
 /** The topic, or how it follows from the intent as it is now (its confirmation: successful or failed). */
 export type IntentTopicOf = IntentTopic | ((intent: typeof transactionIntents.$inferSelect) => IntentTopic);
 
+/** An intent's state change as its event: one per intent and topic, whether published alone or with others. */
+const intentEvent = (intent: typeof transactionIntents.$inferSelect, topic: IntentTopic): Publication => ({
+  topic,
+  objectId: intent.id,
+  data: serializeIntent(intent),
+  requestId: intent.requestId,
+  dedupeKey: `${intent.id}:${topic}`,
+});
+
 async function intentPublication(db: Queryable, intentId: string, topicOf: IntentTopicOf) {
   const [intent] = await db.select().from(transactionIntents).where(eq(transactionIntents.id, intentId));
   if (!intent) return null;
   const topic = typeof topicOf === "function" ? topicOf(intent) : topicOf;
-  const ctx = { projectId: intent.projectId, livemode: intent.livemode };
-  return { ctx, event: { topic, objectId: intent.id, data: serializeIntent(intent), requestId: intent.requestId, dedupeKey: `${intent.id}:${topic}` } };
+  return { ctx: { projectId: intent.projectId, livemode: intent.livemode }, event: intentEvent(intent, topic) };
 }
 
 /** An intent's state change, as the project webhook and the topic's subscriptions receive it: `{type, date, data: <transactionIntent>}`. */
@@ -203,17 +206,7 @@ export async function publishIntentEvents(db: Queryable, intents: (typeof transa
   let published = 0;
   for (const { ctx, topic, intents: members } of groups.values()) {
     const targets = await deliveryTargets(db, ctx, topic);
-    const rows = members.map((intent) => ({
-      id: newId("message"),
-      projectId: ctx.projectId,
-      livemode: ctx.livemode,
-      topic,
-      objectId: intent.id,
-      requestId: intent.requestId,
-      body: eventBody(topic, serializeIntent(intent)),
-      dedupeKey: `${intent.id}:${topic}`,
-      ...(targets.length === 0 && { fannedOutAt: sql`now()` }),
-    }));
+    const rows = members.map((intent) => eventRow(ctx, intentEvent(intent, topic), targets.length === 0));
     const inserted = await db.insert(outboundEvents).values(rows).onConflictDoNothing().returning({ id: outboundEvents.id, dedupeKey: outboundEvents.dedupeKey });
     published += rows.length;
     if (targets.length && inserted.length) {
