@@ -268,12 +268,6 @@ export async function intentHold(db: Queryable, intentId: string): Promise<HoldR
   return h ?? null;
 }
 
-/** Settles the intent's live hold at its op's actual cost (no-op without one). */
-export async function settleIntent(tx: Tx, intentId: string, actualCost: bigint): Promise<void> {
-  const h = await intentHold(tx, intentId);
-  if (h) await settleHold(tx, h.id, actualCost);
-}
-
 /** Releases the intent's live hold (no-op without one). */
 export async function releaseIntent(tx: Tx, intentId: string): Promise<void> {
   const h = await intentHold(tx, intentId);

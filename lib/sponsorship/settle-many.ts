@@ -1,6 +1,6 @@
-// Settling many intents' holds at once: what the relay does when a bundle lands, in four statements whatever the
-// bundle's size (settleIntent takes five per intent). The same effect as settleIntent for each: every live hold
-// settled at its op's actual cost, its balance moved, a settle entry (and a release entry for the unused rest).
+// Settling intents' holds: what the relay does when a bundle lands, in four statements whatever the bundle's size
+// (finding each hold and settleHold-ing it takes up to five per intent). The same effect as settleHold for each:
+// every live hold settled at its op's actual cost, its balance moved, a settle entry (and a release of the rest).
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { rowsOf, type Tx } from "@/lib/db/client";
 import { sponsorshipEntries, sponsorshipHolds } from "@/lib/db/schema";
