@@ -160,8 +160,3 @@ export async function signInAnswer(db: Queryable, player: PlayerRow, tokens: { t
   return { player: await authPlayer(db, player), token: tokens.token, refreshToken: tokens.refreshToken };
 }
 
-/** Players with their identities, as the identity API shows them. */
-export async function presentAuthPlayers(db: Queryable, rows: PlayerRow[]): Promise<AuthPlayerResponse[]> {
-  const by = await identitiesOf(db, rows.map((r) => r.id));
-  return rows.map((r) => presentAuthPlayer(r, by.get(r.id) ?? []));
-}

@@ -15,7 +15,6 @@ import { getUserOperationTypedData } from "viem/account-abstraction";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
 import {
-  isEip7702Factory,
   paymasterPays,
   paymasterPaysV08,
   requiredPrefund,
@@ -163,5 +162,3 @@ export function userOperationTypedDataJson(chain: Pick<ChainConfig, "chainId">, 
   return JSON.parse(JSON.stringify(typed, (_key, value) => (typeof value === "bigint" ? value.toString() : value))) as Record<string, unknown>;
 }
 
-/** The 7702 marker as the op stores it, for readers that need to know it delegates (no factory to name). */
-export const delegatesEoa = (v: VersionedOp) => v.version === "0.8" && isEip7702Factory(v.op.factory);

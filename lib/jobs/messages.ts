@@ -35,12 +35,7 @@ export const deliveryRequested = eventType("event/deliver", {
   schema: z.object({ messageId: z.string(), target: z.string(), projectId: z.string() }),
 });
 
-/** An event published inside a transaction is to be fanned out to its targets once committed (functions/deliver.ts). */
-export const fanOutRequested = eventType("event/fan-out", {
-  schema: z.object({ messageId: z.string(), projectId: z.string() }),
-});
-
-export type JobType = typeof relayRequested | typeof relayAloneRequested | typeof expiryScheduled | typeof deliveryRequested | typeof fanOutRequested;
+export type JobType = typeof relayRequested | typeof relayAloneRequested | typeof expiryScheduled | typeof deliveryRequested;
 
 /** A job as the runner stores it and Inngest receives it: always with its deduplicating id. */
 export interface Job {
@@ -65,6 +60,3 @@ export const expiryJob = (intentId: string, projectId: string) => ({ name: expir
 
 export const deliveryJob = (messageId: string, target: string, projectId: string) =>
   ({ name: deliveryRequested.name, data: { messageId, target, projectId }, id: `deliver:${messageId}:${target}` }) satisfies Job;
-
-export const fanOutJob = (messageId: string, projectId: string) =>
-  ({ name: fanOutRequested.name, data: { messageId, projectId }, id: `fan-out:${messageId}` }) satisfies Job;

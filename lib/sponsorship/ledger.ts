@@ -90,17 +90,6 @@ export async function balanceOf(db: Queryable, ctx: ProjectContext, chainId: num
   return toBalance(row!);
 }
 
-/** The project's balances on `chainIds` (each made on first use), in that order. */
-export async function balancesOf(db: Queryable, ctx: ProjectContext, chainIds: number[]): Promise<Balance[]> {
-  for (const chainId of chainIds) await ensureBalance(db, ctx, chainId);
-  const rows = await db
-    .select()
-    .from(sponsorshipBalances)
-    .where(and(eq(sponsorshipBalances.projectId, ctx.projectId), eq(sponsorshipBalances.livemode, ctx.livemode)));
-  const byChain = new Map(rows.map((r) => [r.chainId, toBalance(r)]));
-  return chainIds.map((id) => byChain.get(id)!);
-}
-
 export interface HoldRequest {
   chainId: number;
   amount: bigint;

@@ -84,8 +84,6 @@ interface RelayerState {
 export const state = (): RelayerState =>
   processSingleton<RelayerState>("relayer", () => ({ config: configFromEnv(), chains: new Map(), events: new EventEmitter(), bundlers: new Map() }));
 
-export const relayerConfig = (): RelayerConfig => state().config;
-
 /**
  * What the relayer does, for logs and tests: "bundle:sent" {chainId, executor, nonce, transactionHash, fees, ops,
  * replaces?}, "bundle:mined" {chainId, executor, nonce, transactionHash, ops, gasUsed, ms}, "op:dropped"
