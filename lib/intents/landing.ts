@@ -108,8 +108,8 @@ export async function recordLandings(db: Db, landings: Landing[]): Promise<void>
     }),
   );
   const values = landings.map(({ intent, receipt }, i) => {
-    const error = receipt.success ? null : (receipt.revertReason ?? "the call reverted");
-    return sql`(${intent.id}, ${receipt.success ? "successful" : "failed"}, ${receipt.transactionHash}, ${Number(receipt.blockNumber)}::int, ${receipt.actualGasUsed.toString()}, ${receipt.actualGasCost.toString()}, ${JSON.stringify(responses[i])}::jsonb, ${error}::text)`;
+    const response = responses[i]!;
+    return sql`(${intent.id}, ${receipt.success ? "successful" : "failed"}, ${receipt.transactionHash}, ${Number(receipt.blockNumber)}::int, ${receipt.actualGasUsed.toString()}, ${receipt.actualGasCost.toString()}, ${JSON.stringify(response)}::jsonb, ${response.error ?? null}::text)`;
   });
   await db.transaction(async (tx) => {
     const landed = await tx.execute(sql`
