@@ -36,6 +36,10 @@ export const ID_PREFIXES = {
   sponsorshipEntry: "sle",
   sponsorshipDecline: "sdc",
   forwarderContract: "fwd",
+  /** A signature of our paymaster, an op it paid as seen on chain, a reconciliation of a chain with the ledger. */
+  paymasterSignature: "psg",
+  chainLanding: "lnd",
+  sponsorshipReconciliation: "rec",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -30,12 +30,13 @@ export function redactUrl(raw: string): string {
 function configuredUrls(): string[] {
   const urls: string[] = [];
   for (const [, value] of envFamily(/^CHAIN_\d+_(RPC|BUNDLER)_URL$/)) {
-    if (value) urls.push(value.trim());
+    // An RPC URL may be a comma list of nodes.
+    if (value) urls.push(...value.split(",").map((v) => v.trim()).filter(Boolean));
   }
   try {
     const chains = JSON.parse(envRaw("CHAINS") ?? "[]") as { rpcUrl?: unknown; bundlerUrl?: unknown }[];
     for (const chain of Array.isArray(chains) ? chains : []) {
-      for (const value of [chain?.rpcUrl, chain?.bundlerUrl]) if (typeof value === "string") urls.push(value);
+      for (const value of [chain?.rpcUrl, chain?.bundlerUrl]) if (typeof value === "string") urls.push(...value.split(",").map((v) => v.trim()).filter(Boolean));
     }
   } catch {
     // Invalid CHAINS is reported by the registry; nothing to collect here.

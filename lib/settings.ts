@@ -659,22 +659,31 @@ export const SETTING_GROUPS = [
         name: "SPONSORSHIP_CONFIRMATIONS",
         type: "integer",
         default: "`12` (local chains `1`)",
-        description: "blocks a deposit to the paymaster, or an ERC-7677 operation's landing, needs (its own included) before the sponsorship ledger counts it",
-        readBy: ["lib/sponsorship/watcher-scan.ts"],
+        description:
+          "blocks a deposit to the paymaster, or the landing of an operation our paymaster paid, needs (its own included) before the sponsorship ledger credits or settles it",
+        readBy: ["lib/sponsorship/depth.ts"],
       },
       {
         name: "SPONSORSHIP_WATCH_BLOCK_RANGE",
         type: "integer",
         default: "`2000` (local chains `100000`)",
-        description: "blocks per `eth_getLogs` of the sponsorship watcher",
-        readBy: ["lib/sponsorship/watcher-scan.ts"],
+        description: "blocks per `eth_getLogs` of the chain follower",
+        readBy: ["lib/sponsorship/depth.ts"],
       },
       {
         name: "SPONSORSHIP_WATCH_LOOKBACK_BLOCKS",
         type: "integer",
         default: "`10000`",
-        description: "where the sponsorship watcher's cursors start on a configured chain, back from the confirmed head (local chains: block 0)",
-        readBy: ["lib/sponsorship/watcher-scan.ts"],
+        description: "where the chain follower starts on a configured chain, back from the head (local chains: block 0)",
+        readBy: ["lib/sponsorship/depth.ts"],
+      },
+      {
+        name: "SPONSORSHIP_REORG_DEPTH",
+        type: "integer",
+        default: "`64`",
+        description:
+          "blocks the chain follower reads again when the last block it read left the chain: the deepest reorg whose deposits, settlements and landed intents it follows (see [reorgs](sponsorship.md#reorgs))",
+        readBy: ["lib/sponsorship/depth.ts"],
       },
       {
         name: "SPONSORSHIP_DEPOSIT_CACHE_SECONDS",

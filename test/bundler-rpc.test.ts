@@ -12,7 +12,7 @@ import type { ProjectWithKeys } from "@/lib/projects/service";
 import { serializeUserOp } from "@/lib/intent-records/userop-json";
 import { intentHold } from "@/lib/sponsorship/ledger";
 import { call, newProject } from "./helpers/api";
-import { ourAccount, rpc, rpcFees, rpcServer, settledByWatcher, wildcardPolicy } from "./helpers/bundler-fixtures";
+import { ourAccount, rpc, rpcFees, rpcServer, settledByFollower, wildcardPolicy } from "./helpers/bundler-fixtures";
 import { chainOf, clientOf } from "./helpers/chain";
 
 /**
@@ -79,15 +79,15 @@ describe("viem's bundler and paymaster clients against /rpc/31337", () => {
     const after = await call("GET", "/v1/transaction_intents", { key: project.keys.test.secret, query: { account: [id] } });
     expect(after.body.data).toHaveLength(1);
 
-    // The ledger: the ERC-7677 hold of the op, settled once at its actual cost by the landings watcher; none for the intent.
+    // The ledger: the ERC-7677 hold of the op, settled once at its actual cost when it landed (the one attribution point); none for the intent.
     expect(await intentHold(await getDb(), intent.id)).toBeNull();
     const [record] = await (await getDb()).select().from(sponsoredOperations).where(eq(sponsoredOperations.userOperationHash, hash.toLowerCase()));
     expect(record).toBeDefined();
-    await settledByWatcher();
+    await settledByFollower();
     const holds = await (await getDb()).select().from(sponsorshipHolds).where(eq(sponsorshipHolds.sponsoredOperationId, record!.id));
     expect(holds.map((h) => ({ status: h.status, cause: h.cause }))).toEqual([{ status: "settled", cause: "erc7677" }]);
     expect(BigInt(holds[0]!.settledAmount!)).toBe(receipt.actualGasCost);
-    expect(await settledByWatcher()).toEqual({});
+    expect(await settledByFollower()).toBe(0);
   }, 120_000);
 
   it("land an operation the account pays for itself", async () => {

@@ -12,7 +12,7 @@ import { estimateUserOperationV08, requiredPrefundV08, signUserOperationV08, toP
 import { getDb } from "@/lib/db/client";
 import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { watchLandings } from "@/lib/sponsorship/watcher";
+import { followed } from "./helpers/follow";
 import { call, newProject } from "./helpers/api";
 import { chainOf, fundedWallet, mined } from "./helpers/chain";
 
@@ -83,7 +83,7 @@ describe("the ERC-7677 service on EntryPoint v0.8", () => {
     const signed = await signUserOperationV08(chain(), sponsored, owner);
     const wallet = await fundedWallet(31337);
     await mined(31337, await wallet.writeContract({ address: d().entryPointV08, abi: entryPointV08Abi, functionName: "handleOps", args: [[toPackedOp(signed)], wallet.account!.address] }));
-    for (let i = 0; i < 20 && !(await watchLandings(await getDb(), chain())).caughtUp; i++);
+    await followed(31337);
     const holds = await (await getDb()).select().from(sponsorshipHolds).where(eq(sponsorshipHolds.sponsoredOperationId, record!.id));
     expect(holds.map((h) => ({ status: h.status, cause: h.cause }))).toEqual([{ status: "settled", cause: "erc7677" }]);
     expect(BigInt(holds[0]!.settledAmount!)).toBeGreaterThan(0n);

@@ -149,6 +149,9 @@ describe("GET /v1/sponsorship/ledger", () => {
       policy: { id: policy },
       player: { id: player },
       account: { id: account },
+      reverses: null,
+      blockNumber: null,
+      blockHash: null,
     });
     const funding = all.find((e: { cause: string }) => e.cause === "funding");
     // Who credited stays the operator's; the note is for the developer.

@@ -11,18 +11,19 @@ import { chainCursors, sponsorshipEntries } from "@/lib/db/schema";
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { balanceOf, localCredit } from "@/lib/sponsorship/ledger";
-import { watchAll, watchDeposits, type DepositOutcome } from "@/lib/sponsorship/watcher";
-import { DEPOSITS_CURSOR } from "@/lib/sponsorship/watcher-deposits";
+import { followAll, followChain } from "@/lib/follower/follow";
+import { DEPOSITS_CURSOR, type DepositOutcome } from "@/lib/sponsorship/deposits";
 import { CRON_EVENT } from "@/inngest/runner";
 import { PASSES_PER_RUN, watchSponsorship } from "@/inngest/functions/sponsorship";
 import { call, newProject } from "./helpers/api";
 import { chainOf, clientOf, fundedWallet, mined } from "./helpers/chain";
+import { followed } from "./helpers/follow";
 
 process.env.TRANSACTION_GUARD = "1"; // read when this process opens its database: remote calls inside transactions are recorded
 
 /**
  * Developers fund their project's sponsorship by depositing to our paymaster on chain (EntryPoint.depositTo(paymaster))
- * from a verified developer account: the watcher credits the deposit to that project once it has its confirmations,
+ * from a verified developer account: the chain follower credits the deposit to that project once it has its confirmations,
  * exactly once whatever reads it again, and nothing for anyone else's deposit.
  */
 let project: ProjectWithKeys;
@@ -61,16 +62,8 @@ const creditsOf = async (chainId: number, reference: string) =>
 
 const outcomeOf = (outcomes: DepositOutcome[], reference: string) => outcomes.find((o) => o.reference === reference);
 
-/** Reads the chain up to its confirmed head (several passes if a pass stops early). */
-async function caughtUp(chainId = 31337) {
-  const outcomes: DepositOutcome[] = [];
-  for (let i = 0; i < 20; i++) {
-    const summary = await watchDeposits(await getDb(), chainOf(chainId));
-    outcomes.push(...summary.deposits);
-    if (summary.caughtUp) return outcomes;
-  }
-  throw new Error("the deposits watcher did not catch up");
-}
+/** Follows the chain up to its head (several passes if a pass stops early): the deposits it read. */
+const caughtUp = async (chainId = 31337): Promise<DepositOutcome[]> => (await followed(chainId)).deposits;
 
 const mine = (chainId: number, blocks: number) => clientOf(chainId).request({ method: "anvil_mine" as never, params: [toHex(blocks)] as never });
 
@@ -116,7 +109,7 @@ describe("developer deposits to our paymaster", () => {
     await db.delete(chainCursors).where(eq(chainCursors.name, DEPOSITS_CURSOR));
     expect(outcomeOf(await caughtUp(), reference)).toMatchObject({ outcome: "already", projectId: project.id });
     await db.delete(chainCursors).where(eq(chainCursors.name, DEPOSITS_CURSOR));
-    const both = await Promise.all([watchDeposits(db, chainOf(31337)), watchDeposits(db, chainOf(31337))]);
+    const both = await Promise.all([followChain(db, chainOf(31337)), followChain(db, chainOf(31337))]);
     expect(both.flatMap((s) => s.deposits).filter((o) => o.reference === reference && o.outcome === "credited")).toEqual([]);
     expect(await creditsOf(31337, reference)).toHaveLength(1);
     expect((await balanceOf(db, ctx, 31337)).credited).toBe(localCredit() + amount);
@@ -139,9 +132,9 @@ describe("developer deposits to our paymaster", () => {
     expect((await balanceOf(db, ctx, 31337)).credited).toBe(localCredit() + amount + parseEther("0.1"));
 
     // The background function's pass (every configured chain) finds nothing more to credit.
-    const pass = await watchAll(db);
+    const pass = await followAll(db);
     const local = pass.find((c) => c.chainId === 31337)!;
-    expect(local.deposits).not.toHaveProperty("error");
+    expect(local).not.toHaveProperty("error");
     expect(await creditsOf(31337, reference)).toHaveLength(1);
   }, 60_000);
 

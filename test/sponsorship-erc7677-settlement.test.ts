@@ -8,17 +8,16 @@ import { accountFactoryCall, accountSalt } from "@/lib/chain/accounts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { estimateUserOperation, signUserOperation, toEntryPointOp, userOperationHash } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
-import { chainCursors, sponsoredOperations, sponsorshipEntries, sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
+import { chainCursors, chainLandings, paymasterSignatures, sponsoredOperations, sponsorshipEntries, sponsorshipHolds } from "@/lib/db/schema";
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
-import { newId } from "@/lib/ids";
 import { serializeUserOp } from "@/lib/intent-records/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { balanceOf, credit, hold } from "@/lib/sponsorship/ledger";
-import { settleIntentHolds, watchLandings, type LandingSummary } from "@/lib/sponsorship/watcher";
-import { LANDINGS_CURSOR } from "@/lib/sponsorship/watcher-landings";
+import { FOLLOWER_CURSOR } from "@/lib/follower/follow";
+import { balanceOf, credit } from "@/lib/sponsorship/ledger";
 import { startAlto, type AltoBundler } from "./helpers/alto";
 import { call, newProject } from "./helpers/api";
 import { chainOf, clientOf, fundedWallet } from "./helpers/chain";
+import { followed } from "./helpers/follow";
 import { routeServer } from "./helpers/sdk-server";
 import { viemSmartAccount } from "./helpers/viem-account";
 
@@ -26,8 +25,8 @@ process.env.TRANSACTION_GUARD = "1"; // read when this process opens its databas
 
 /**
  * Operations our paymaster signs for outside clients over ERC-7677 hold their most cost on the project's balance; the
- * watcher settles the hold at the op's actualGasCost when it lands (by any bundler), and releases it once the chain
- * has passed its sponsorship window without it. Intents' holds a crash left held are settled or released too.
+ * chain follower settles the hold at the op's actualGasCost when it lands (by any bundler), and releases it once the
+ * chain has passed its sponsorship window without it.
  */
 let alto: AltoBundler;
 let server: Awaited<ReturnType<typeof routeServer>>;
@@ -61,19 +60,8 @@ async function openPolicy(key: string, chainId: number) {
   return policy.body.id as string;
 }
 
-/** Reads the chain's landings up to its confirmed head, all passes' work together. */
-async function landingsCaughtUp(chainId: number): Promise<LandingSummary> {
-  const all: LandingSummary = { fromBlock: null, toBlock: null, caughtUp: false, settled: {}, released: [] };
-  for (let i = 0; i < 20; i++) {
-    const pass = await watchLandings(await getDb(), chainOf(chainId));
-    Object.assign(all.settled, pass.settled);
-    all.released.push(...pass.released);
-    all.fromBlock ??= pass.fromBlock;
-    all.toBlock = pass.toBlock ?? all.toBlock;
-    if (pass.caughtUp) return { ...all, caughtUp: true };
-  }
-  throw new Error("the landings watcher did not catch up");
-}
+/** Follows the chain to its head, all passes' work together. */
+const landingsCaughtUp = followed;
 
 const holdOf = async (sponsoredOperationId: string) =>
   (await getDb()).select().from(sponsorshipHolds).where(eq(sponsorshipHolds.sponsoredOperationId, sponsoredOperationId));
@@ -118,10 +106,12 @@ describe("ERC-7677 operations on the ledger", () => {
     expect(cost).toBeLessThan(amount);
     expect((await balanceOf(db, ctx, 31337)).held).toBe(before.held + amount);
 
-    // The watcher reads the EntryPoint's UserOperationEvent and settles the hold at its actualGasCost.
+    // The follower reads the EntryPoint's UserOperationEvent and settles the hold at its actualGasCost.
     const summary = await landingsCaughtUp(31337);
-    expect(summary.settled[held!.id]).toBe(cost.toString());
+    expect(summary.settled).toBeGreaterThanOrEqual(1);
     expect(await holdById(held!.id)).toMatchObject({ status: "settled", settledAmount: cost.toString() });
+    const [landing] = await db.select().from(chainLandings).where(eq(chainLandings.userOperationHash, hash.toLowerCase()));
+    expect(landing).toMatchObject({ status: "settled", holdId: held!.id, projectId: project.id, actualGasCost: cost.toString(), paymaster: d().paymaster.toLowerCase() });
     const after = await balanceOf(db, ctx, 31337);
     expect(after).toMatchObject({ held: before.held, settled: before.settled + cost, credited: before.credited, available: before.available - cost });
     const journal = [
@@ -132,13 +122,13 @@ describe("ERC-7677 operations on the ledger", () => {
     expect(await journalOf(held!.id)).toEqual(journal);
 
     // Read again, from a fresh cursor too (a restart): settled once.
-    await db.delete(chainCursors).where(eq(chainCursors.name, LANDINGS_CURSOR));
-    expect((await landingsCaughtUp(31337)).settled).not.toHaveProperty(held!.id);
+    await db.delete(chainCursors).where(eq(chainCursors.name, FOLLOWER_CURSOR));
+    await landingsCaughtUp(31337);
     expect(await journalOf(held!.id)).toEqual(journal);
     expect(await balanceOf(db, ctx, 31337)).toEqual(after);
   }, 120_000);
 
-  it("settles the hold of the signature that replaced the one landed: a client that asked twice for one nonce and landed the first", async () => {
+  it("holds the costlier of two signatures for one nonce, and settles it when the first lands: a client that asked twice and landed the first", async () => {
     const key = project.keys.test.secret;
     const ctx = { projectId: project.id, livemode: false };
     const db = await getDb();
@@ -160,9 +150,13 @@ describe("ERC-7677 operations on the ledger", () => {
     const second = await ask(op.maxPriorityFeePerGas - 1n);
     expect(userOperationHash(chainOf(31337), first)).not.toBe(userOperationHash(chainOf(31337), second));
     const operation = await operationOf(userOperationHash(chainOf(31337), second));
+    // One hold for the operation, with both signatures: either may land, so it holds the costlier, never less.
     const holds = await holdOf(operation.id);
-    const live = holds.find((h) => h.status === "held")!;
-    expect(holds.map((h) => h.status).sort()).toEqual(["held", "released"]);
+    expect(holds.map((h) => h.status)).toEqual(["held"]);
+    const live = holds[0]!;
+    const signatures = await db.select().from(paymasterSignatures).where(eq(paymasterSignatures.holdId, live.id));
+    expect(signatures.map((g) => g.userOperationHash).sort()).toEqual([userOperationHash(chainOf(31337), first), userOperationHash(chainOf(31337), second)].map((h) => h.toLowerCase()).sort());
+    expect(BigInt(live.amount)).toBe(signatures.map((g) => BigInt(g.maxCost)).reduce((a, b) => (a > b ? a : b)));
 
     // The first signature lands (an outside bundler's handleOps): its hash is no longer the record's, its sender and nonce are.
     const wallet = await fundedWallet(31337);
@@ -172,9 +166,16 @@ describe("ERC-7677 operations on the ledger", () => {
     const cost = event!.args.actualGasCost!;
 
     const balance = await balanceOf(db, ctx, 31337);
-    const summary = await landingsCaughtUp(31337);
-    expect(summary.settled[live.id]).toBe(cost.toString());
+    await landingsCaughtUp(31337);
     expect(await holdById(live.id)).toMatchObject({ status: "settled", settledAmount: cost.toString() });
+    // The second signature can no longer land (its nonce is used): dead, nothing left held for it.
+    const after = await db.select().from(paymasterSignatures).where(eq(paymasterSignatures.holdId, live.id));
+    expect(after.map((g) => [g.userOperationHash, g.status]).sort()).toEqual(
+      [
+        [userOperationHash(chainOf(31337), first).toLowerCase(), "landed"],
+        [userOperationHash(chainOf(31337), second).toLowerCase(), "dead"],
+      ].sort(),
+    );
     expect(await balanceOf(db, ctx, 31337)).toMatchObject({ held: balance.held - BigInt(live.amount), settled: balance.settled + cost });
   }, 60_000);
 
@@ -249,64 +250,4 @@ describe("ERC-7677 operations on the ledger", () => {
       /AA32/,
     );
   }, 60_000);
-
-  it("settles or releases the holds of intents the relay left held: landed at their cost, failed or cancelled whole", async () => {
-    const ctx = { projectId: project.id, livemode: false };
-    const db = await getDb();
-    const before = await balanceOf(db, ctx, 31338);
-    const held = parseEther("0.001");
-    /** An intent row in the state a crash could leave it, with a live hold of `held`. */
-    const intent = async (status: "pending" | "successful" | "failed" | "cancelled", gasCost: bigint | null) => {
-      const id = newId("transactionIntent");
-      await db.insert(transactionIntents).values({
-        id,
-        ...ctx,
-        chainId: 31338,
-        accountId: "acc_watcher",
-        status,
-        sponsored: true,
-        interactions: [],
-        userOperation: {},
-        userOperationHash: toHex(crypto.getRandomValues(new Uint8Array(32))),
-        maxCost: held.toString(),
-        gasCost: gasCost?.toString() ?? null,
-      });
-      const row = await db.transaction((tx) => hold(tx, ctx, { chainId: 31338, amount: held, cause: "intent", usdPrice: null, intentId: id }));
-      return row.id;
-    };
-    const landed = await intent("successful", 400_000_000_000_000n);
-    const reverted = await intent("failed", 300_000_000_000_000n);
-    const rejected = await intent("failed", null);
-    const cancelled = await intent("cancelled", null);
-    const pending = await intent("pending", null);
-    const unrecorded = await intent("successful", null);
-
-    const summary = await settleIntentHolds(db, chainOf(31338));
-    expect(summary).toMatchObject({ settled: 2, released: 2 });
-    expect(await holdById(landed)).toMatchObject({ status: "settled", settledAmount: "400000000000000" });
-    expect(await holdById(reverted)).toMatchObject({ status: "settled", settledAmount: "300000000000000" });
-    expect(await holdById(rejected)).toMatchObject({ status: "released" });
-    expect(await holdById(cancelled)).toMatchObject({ status: "released" });
-    // Still on its way, or landed without its cost recorded yet: left to the relay.
-    expect(await holdById(pending)).toMatchObject({ status: "held" });
-    expect(await holdById(unrecorded)).toMatchObject({ status: "held" });
-    expect(await balanceOf(db, ctx, 31338)).toMatchObject({ held: before.held + 2n * held, settled: before.settled + 700_000_000_000_000n });
-    // Once: a second pass finds nothing more.
-    expect(await settleIntentHolds(db, chainOf(31338))).toMatchObject({ settled: 0, released: 0 });
-    expect(await journalOf(landed)).toEqual([
-      { kind: "hold", amount: held.toString(), cause: "intent" },
-      { kind: "release", amount: (held - 400_000_000_000_000n).toString(), cause: "intent" },
-      { kind: "settle", amount: "400000000000000", cause: "intent" },
-    ]);
-    // A chain's pass looks at that chain's holds only: the same state on 31337 waits for 31337's pass.
-    const elsewhere = await (async () => {
-      const id = newId("transactionIntent");
-      await db.insert(transactionIntents).values({ id, ...ctx, chainId: 31337, accountId: "acc_watcher", status: "cancelled", sponsored: true, interactions: [], userOperation: {}, userOperationHash: toHex(crypto.getRandomValues(new Uint8Array(32))), maxCost: held.toString() });
-      return (await db.transaction((tx) => hold(tx, ctx, { chainId: 31337, amount: held, cause: "intent", usdPrice: null, intentId: id }))).id;
-    })();
-    await settleIntentHolds(db, chainOf(31338));
-    expect(await holdById(elsewhere)).toMatchObject({ status: "held" });
-    await settleIntentHolds(db, chainOf(31337));
-    expect(await holdById(elsewhere)).toMatchObject({ status: "released" });
-  }, 30_000);
 });

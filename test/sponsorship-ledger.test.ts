@@ -1,16 +1,18 @@
 // The sponsorship ledger under sponsored intents: holds taken atomically before signing, settled at the landed op's
-// actualGasCost, released when an op never lands; live mode starts at zero.
+// actualGasCost, released once our paymaster's signature can no longer land; live mode starts at zero.
 import { and, eq, inArray } from "drizzle-orm";
-import { parseEventLogs, type Hex } from "viem";
+import { parseEventLogs, toHex, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { getDb } from "@/lib/db/client";
 import { sponsorshipEntries, sponsorshipHolds } from "@/lib/db/schema";
 import { cancelUnsigned, failIntent, landIntent } from "@/lib/intents/land-intent";
+import { SPONSORSHIP_SECONDS } from "@/lib/paymasters/sponsor";
 import { balanceOf, credit, localCredit } from "@/lib/sponsorship/ledger";
 import { call, expectError, newProject } from "./helpers/api";
 import { clientOf } from "./helpers/chain";
+import { followed } from "./helpers/follow";
 import { intentRow, runInProcessOnly } from "./helpers/relay-fixtures";
 
 type Project = Awaited<ReturnType<typeof newProject>>;
@@ -79,6 +81,7 @@ describe("sponsorship ledger", () => {
     const [probeHold] = await db.select().from(sponsorshipHolds).where(eq(sponsorshipHolds.intentId, probe.body.id));
     const perOp = BigInt(probeHold!.amount);
     expect(perOp).toBe(BigInt((await intentRow(probe.body.id)).maxCost!));
+    // Failed, its signed op could still land (anyone holding it may send it): its hold stays, within the balance.
     await failIntent(db, probe.body.id, "probe only");
     // Leave room for 12.5 ops.
     const before = await balanceOf(db, s.ctx, 31337);
@@ -107,7 +110,7 @@ describe("sponsorship ledger", () => {
       expect(res.body.error.details).toMatchObject({ policy: s.policy });
     }
     const mid = await balanceOf(db, s.ctx, 31337);
-    expect(mid.held).toBe(heldTotal);
+    expect(mid.held).toBe(heldTotal + perOp);
     expect(mid.available).toBe(target - heldTotal);
 
     // Landed: each hold settles at what the chain says its op cost; the rest goes back.
@@ -116,7 +119,7 @@ describe("sponsorship ledger", () => {
     const costs = await actualCosts(31337, hashes);
     expect(costs.size).toBe(accepted.length);
     const after = await balanceOf(db, s.ctx, 31337);
-    expect(after.held).toBe(0n);
+    expect(after.held).toBe(perOp);
     const settles = await db.select().from(sponsorshipEntries).where(and(inArray(sponsorshipEntries.intentId, ids), eq(sponsorshipEntries.kind, "settle")));
     expect(settles).toHaveLength(accepted.length);
     expect(sum(settles.map((e) => BigInt(e.amount)))).toBe(sum(costs.values()));
@@ -132,27 +135,39 @@ describe("sponsorship ledger", () => {
     expect(await balanceOf(db, s.ctx, 31337)).toEqual(after);
   }, 120_000);
 
-  it("a failed intent and a cancelled unsigned one release their holds whole", async () => {
+  // On the live chain 31339, whose clock tests move forward.
+  it("a failed intent and a cancelled unsigned one keep their holds until their signatures can no longer land, then release them whole", async () => {
     const project = await newProject("ledger release");
-    const s = await sponsoring(project, "test", 31337);
+    const s = await sponsoring(project, "live", 31339);
     const db = await getDb();
-    const start = (await balanceOf(db, s.ctx, 31337)).available;
+    await credit(db, s.ctx, { chainId: 31339, amount: 10n ** 17n, cause: "funding", note: "test" });
+    const start = (await balanceOf(db, s.ctx, 31339)).available;
     const custodial = await s.intent();
     const unsigned = await s.intent({ externalOwnerAddress: "0x000000000000000000000000000000000000dEaD" });
     expect(custodial.status, JSON.stringify(custodial.body)).toBe(200);
     expect(unsigned.status, JSON.stringify(unsigned.body)).toBe(200);
     expect(unsigned.body.nextAction?.type ?? "sign_with_wallet").toBe("sign_with_wallet");
-    expect((await balanceOf(db, s.ctx, 31337)).held).toBeGreaterThan(0n);
+    const held = (await balanceOf(db, s.ctx, 31339)).held;
+    expect(held).toBeGreaterThan(0n);
     expect(await failIntent(db, custodial.body.id, "test")).toBe(true);
     expect(await cancelUnsigned(db, unsigned.body.id)).toBe(true);
-    const end = await balanceOf(db, s.ctx, 31337);
-    expect(end).toMatchObject({ held: 0n, settled: 0n, available: start });
+    // Our paymaster's signatures on both ops may still land until the chain passes their window: still held.
+    await followed(31339);
+    expect((await balanceOf(db, s.ctx, 31339)).held).toBe(held);
+    const client = clientOf(31339);
+    await client.request({ method: "evm_increaseTime" as never, params: [toHex(SPONSORSHIP_SECONDS + 60)] as never });
+    await client.request({ method: "evm_mine" as never, params: [] as never });
+    const swept = await followed(31339);
     const holds = await db.select().from(sponsorshipHolds).where(inArray(sponsorshipHolds.intentId, [custodial.body.id, unsigned.body.id]));
     expect(holds.map((h) => h.status)).toEqual(["released", "released"]);
+    for (const h of holds) expect(swept.released).toContain(h.id);
+    const end = await balanceOf(db, s.ctx, 31339);
+    expect(end).toMatchObject({ held: 0n, settled: 0n, available: start });
     // Again: nothing more released.
     expect(await failIntent(db, custodial.body.id, "again")).toBe(false);
-    expect(await balanceOf(db, s.ctx, 31337)).toEqual(end);
-  });
+    await followed(31339);
+    expect(await balanceOf(db, s.ctx, 31339)).toEqual(end);
+  }, 60_000);
 
   it("live mode starts at zero: a sponsored intent is declined (402 balance_insufficient) until the project is credited", async () => {
     const project = await newProject("ledger live");

@@ -49,6 +49,7 @@ export const relayIntents = inngest.createFunction(
       const checked = await step.run(`confirmations-${check}`, async () => checkBatchConfirmations(await getDb(), ask));
       // The confirmation webhook: after confirmationBlocks blocks, successful or failed by the op's status.
       if (checked.confirmed.length) await step.run(`notify-confirmed-${check}`, () => notifyAll(checked.confirmed, confirmedTopic));
+      // Reorged away (checked.reorged): sent back and relayed again by a job of their own, not by this run.
       waiting = checked.waiting;
       if (waiting.length === 0) break;
       // As long as the missing blocks should take (1 to 30 s), growing after many checks so a stalled chain stays within a run's step limit.
@@ -102,6 +103,8 @@ export const relayIntent = inngest.createFunction(
     for (let check = 0; ; check++) {
       // A boolean is what an earlier version stored for a check (true: confirmed).
       const checked = (await step.run(`confirmations-${check}`, async () => checkConfirmations(await getDb(), intentId))) as ConfirmationCheck | boolean;
+      // Its landing left the chain: it was sent back, and a job of its own relays it again.
+      if (typeof checked === "object" && checked.reorged) return { intentId, outcome, reorged: true };
       if (checked === true || (typeof checked === "object" && checked.remaining <= 0)) break;
       // As long as the missing blocks should take (1 to 30 s), growing after many checks so a stalled chain stays within a run's step limit.
       const seconds = typeof checked === "object" ? checked.waitSeconds : 1;

@@ -9,6 +9,11 @@ import { processSingleton } from "@/lib/singleton";
 export interface ChainConfig {
   chainId: number;
   name: string;
+  /**
+   * The chain's JSON-RPC URL as configured, or several nodes' separated by commas (`CHAIN_<id>_RPC_URL`, CHAINS'
+   * `rpcUrl`): reads and sends then go to the best ranked node that answers (viem's fallback transport), so one failing
+   * node is not an outage; the reads that decide money take one node for a whole pass (lib/chain/clients.ts nodeClient).
+   */
   rpcUrl: string;
   /** Live chains serve live keys only; test chains serve test keys only. */
   livemode: boolean;
@@ -41,6 +46,13 @@ export interface ChainConfig {
   entryPoints?: EntryPointVersion[];
 }
 
+/** The URLs of a configured RPC value: one, or a comma list (blanks dropped). */
+export const rpcUrlsOf = (value: string): string[] =>
+  value
+    .split(",")
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0);
+
 export const ENTRY_POINT_VERSIONS = ["0.6", "0.8"] as const;
 export type EntryPointVersion = (typeof ENTRY_POINT_VERSIONS)[number];
 
@@ -56,7 +68,9 @@ const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 0x-prefixed 32-byte pr
 
 const configuredChain = z.strictObject({
   chainId: z.number().int().positive(),
-  rpcUrl: z.url(),
+  rpcUrl: z
+    .string()
+    .refine((v) => rpcUrlsOf(v).length > 0 && rpcUrlsOf(v).every((u) => z.url().safeParse(u).success), "a URL, or several separated by commas"),
   name: z.string().min(1).optional(),
   livemode: z.boolean().optional(),
   bundlerUrl: z.url().optional(),
@@ -258,6 +272,6 @@ export function viemChain(chain: ChainConfig): Chain {
     id: chain.chainId,
     name: chain.name,
     nativeCurrency: chain.nativeCurrency,
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
+    rpcUrls: { default: { http: rpcUrlsOf(chain.rpcUrl) } },
   });
 }

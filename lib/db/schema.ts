@@ -413,6 +413,8 @@ export const transactionIntents = pgTable(
     confirmationBlocks: integer().notNull().default(5),
     transactionHash: text(),
     blockNumber: integer(),
+    /** The hash of the block that holds transactionHash: confirmation means the receipt is still in it (a reorg sends the intent back). */
+    blockHash: text(),
     gasUsed: text(),
     /** Actual cost in wei once landed (EntryPoint actualGasCost). */
     gasCost: text(),
@@ -1061,7 +1063,8 @@ export const sponsorshipEntries = pgTable(
     id: text().primaryKey(),
     ...tenant(),
     chainId: integer().notNull(),
-    kind: text({ enum: ["credit", "debit", "hold", "settle", "release"] }).notNull(),
+    /** reversal: undoes the credit or settle entry `reverses` names (its block left the chain), never an edit of it. */
+    kind: text({ enum: ["credit", "debit", "hold", "settle", "release", "reversal"] }).notNull(),
     /** Always positive, wei; the kind says which way it moves the balance. */
     amount: numeric({ precision: 78, scale: 0 }).notNull(),
     usd: numeric(),
@@ -1072,14 +1075,28 @@ export const sponsorshipEntries = pgTable(
     policyId: text(),
     playerId: text(),
     accountId: text(),
-    /** A deposit's `txHash:logIndex` (credited once), or who made a CLI credit. */
+    /** A deposit's `txHash:logIndex`, or who made a CLI credit. */
     reference: text(),
     note: text(),
+    /** A settle entry's landing (chain_landings): each landing is settled once. */
+    landingId: text(),
+    /** A deposit's or a settlement's block on chain: a reorg that removes it reverses the entry. */
+    blockNumber: bigint({ mode: "number" }),
+    blockHash: text(),
+    /** A reversal's entry (the credit or settle it undoes). */
+    reverses: text(),
     createdAt: createdAt(),
   },
   (t) => [
     index().on(t.projectId, t.livemode, t.createdAt, t.id),
-    uniqueIndex("sponsorship_entries_deposit_unique").on(t.chainId, t.reference).where(sql`cause = 'deposit'`),
+    // A deposit is credited once per block it is in (a reorg that moves it to another block reverses the first credit).
+    uniqueIndex("sponsorship_entries_deposit_unique")
+      .on(t.chainId, t.reference, sql`coalesce(${t.blockHash}, '')`)
+      .where(sql`cause = 'deposit' and kind = 'credit'`),
+    uniqueIndex("sponsorship_entries_landing_settled_once").on(t.landingId).where(sql`kind = 'settle'`),
+    uniqueIndex("sponsorship_entries_reversed_once").on(t.reverses),
+    // Deposits and settlements of recent blocks, checked against the chain after a reorg.
+    index().on(t.chainId, t.blockNumber),
     index().on(t.holdId),
     index().on(t.intentId),
     index().on(t.createdAt),
@@ -1111,7 +1128,114 @@ export const chainCursors = pgTable(
     name: text().notNull(),
     chainId: integer().notNull(),
     nextBlock: bigint({ mode: "bigint" }).notNull(),
+    /** The hash of block nextBlock - 1 as read (the chain follower's cursor): a different hash there is a reorg. */
+    blockHash: text(),
     updatedAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.name, t.chainId] })],
+);
+
+/**
+ * One signature of our paymaster (`psg_`): every op it signed — an intent's (each rebuild too), an ERC-7677
+ * pm_getPaymasterData's (each re-ask too) — with what it may cost and until when it may land. Its hold (one per
+ * intent or ERC-7677 operation) holds the most of its live signatures; a signature dies when it can no longer land:
+ * a block stamped after validUntil, or its sender's nonce used on chain.
+ */
+export const paymasterSignatures = pgTable(
+  "paymaster_signatures",
+  {
+    id: text().primaryKey(),
+    ...tenant(),
+    chainId: integer().notNull(),
+    /** The EntryPoint and our paymaster at it (lower-case). */
+    entryPoint: text().notNull(),
+    paymaster: text().notNull(),
+    sender: text().notNull(),
+    nonce: numeric({ precision: 78, scale: 0 }).notNull(),
+    userOperationHash: text().notNull(),
+    /** The op's required prefund, wei: the most it can cost the paymaster. */
+    maxCost: numeric({ precision: 78, scale: 0 }).notNull(),
+    validUntil: timestamp({ withTimezone: true }).notNull(),
+    holdId: text().notNull(),
+    intentId: text(),
+    sponsoredOperationId: text(),
+    /** live: may still land; landed: its op is on chain (a reorg may make it live again); dead: can never land. */
+    status: text({ enum: ["live", "landed", "dead"] }).notNull().default("live"),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [
+    index().on(t.chainId, t.userOperationHash),
+    index().on(t.chainId, t.sender, t.nonce),
+    index().on(t.holdId),
+    index().on(t.createdAt),
+  ],
+);
+
+/**
+ * Each UserOperationEvent one of our paymasters paid (`lnd_`), as read from the chain (or from the relayer's own
+ * receipt), whoever sent it: attributed to the signature (and so the project and hold) it carries, or unattributed
+ * (projectId null: the operator's). seen → settled at the confirmation depth; removed when its block left the chain
+ * (a settlement is reversed then).
+ */
+export const chainLandings = pgTable(
+  "chain_landings",
+  {
+    id: text().primaryKey(),
+    chainId: integer().notNull(),
+    entryPoint: text().notNull(),
+    paymaster: text().notNull(),
+    userOperationHash: text().notNull(),
+    sender: text().notNull(),
+    nonce: numeric({ precision: 78, scale: 0 }).notNull(),
+    success: boolean().notNull(),
+    actualGasCost: numeric({ precision: 78, scale: 0 }).notNull(),
+    actualGasUsed: numeric({ precision: 78, scale: 0 }).notNull(),
+    transactionHash: text().notNull(),
+    blockNumber: bigint({ mode: "number" }).notNull(),
+    blockHash: text().notNull(),
+    logIndex: integer().notNull(),
+    projectId: text(),
+    livemode: boolean(),
+    signatureId: text(),
+    holdId: text(),
+    intentId: text(),
+    status: text({ enum: ["seen", "settled", "removed"] }).notNull().default("seen"),
+    createdAt: createdAt(),
+    updatedAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("chain_landings_log_unique").on(t.chainId, t.blockHash, t.logIndex),
+    index().on(t.chainId, t.status, t.blockNumber),
+    index().on(t.chainId, t.userOperationHash),
+    index().on(t.holdId),
+    index().on(t.createdAt),
+  ],
+);
+
+/** Each reconciliation of a chain (`npm run cli -- sponsorship reconcile`, and the background one): per paymaster and block range, the chain beside the ledger. */
+export const sponsorshipReconciliations = pgTable(
+  "sponsorship_reconciliations",
+  {
+    id: text().primaryKey(),
+    chainId: integer().notNull(),
+    entryPoint: text().notNull(),
+    paymaster: text().notNull(),
+    fromBlock: bigint({ mode: "number" }).notNull(),
+    toBlock: bigint({ mode: "number" }).notNull(),
+    /** Σ actualGasCost of the paymaster's UserOperationEvents in the range, on the canonical chain. */
+    chainWei: numeric({ precision: 78, scale: 0 }).notNull(),
+    /** Σ settlements (less reversals) of those landings on the ledger. */
+    settledWei: numeric({ precision: 78, scale: 0 }).notNull(),
+    /** Σ actualGasCost of the range's events no signature of ours answers for (the operator's). */
+    unattributedWei: numeric({ precision: 78, scale: 0 }).notNull(),
+    unattributedEvents: integer().notNull(),
+    /** chainWei - settledWei - unattributedWei: what the ledger misses (or counts twice, negative). */
+    mismatchWei: numeric({ precision: 78, scale: 0 }).notNull(),
+    /** Holds of the chain still held although no signature of theirs can land any more. */
+    staleHolds: integer().notNull(),
+    staleHeldWei: numeric({ precision: 78, scale: 0 }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index().on(t.chainId, t.createdAt), index().on(t.createdAt)],
 );

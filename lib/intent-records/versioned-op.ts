@@ -3,7 +3,10 @@
 // (ERC-7769: factory/paymaster fields unpacked, eip7702Auth) marked with entryPointVersion "0.8".
 import {
   getAddress,
+  hexToBigInt,
+  isAddressEqual,
   recoverAddress,
+  slice,
   recoverMessageAddress,
   toHex,
   type Address,
@@ -12,7 +15,7 @@ import {
   type SignedAuthorization,
 } from "viem";
 import { getUserOperationTypedData } from "viem/account-abstraction";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import { entryPointOf, serviceDeployment } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
 import {
   paymasterPays,
@@ -26,6 +29,7 @@ import {
   type UserOp,
   type UserOpV08,
 } from "@/lib/chain/userop";
+import type { SignatureFacts } from "@/lib/sponsorship/signatures";
 import { deserializeUserOp, serializeUserOp } from "./userop-json";
 
 export type VersionedOp = { version: "0.6"; op: UserOp } | { version: "0.8"; op: UserOpV08 };
@@ -135,6 +139,43 @@ export const opDeploys = (v: VersionedOp): boolean => (v.version === "0.8" ? !!v
 
 /** The most the op can cost whoever pays for it (its version's prefund). */
 export const opMaxCost = (v: VersionedOp): bigint => (v.version === "0.8" ? requiredPrefundV08(v.op) : requiredPrefund(v.op));
+
+/** What a signature of our paymaster on an op binds: its EntryPoint and paymaster, and until when it may land (Unix seconds). */
+export interface OurSponsorship {
+  entryPoint: Address;
+  paymaster: Address;
+  validUntil: number;
+}
+
+/**
+ * Our paymaster's sponsorship on the op, read from its paymaster fields (v0.6: paymaster ++ abi.encode(validUntil,
+ * validAfter) ++ signature; v0.8: paymasterData = abi.encode(validUntil, validAfter) ++ signature); null when another
+ * paymaster, or none, pays. validUntil 0 (no expiry, never signed by us) reads as the largest uint48.
+ */
+export function ourSponsorship(v: VersionedOp): OurSponsorship | null {
+  const { paymaster: ours06, paymasterV08: ours08 } = serviceDeployment();
+  let paymaster: Address;
+  let window: Hex;
+  if (v.version === "0.8") {
+    if (!v.op.paymaster || !isAddressEqual(v.op.paymaster, ours08) || (v.op.paymasterData ?? "0x").length < 2 + 64) return null;
+    paymaster = ours08;
+    window = slice(v.op.paymasterData!, 0, 32);
+  } else {
+    const data = v.op.paymasterAndData ?? "0x";
+    if (data.length < 2 + 2 * 52 || !isAddressEqual(slice(data, 0, 20), ours06)) return null;
+    paymaster = ours06;
+    window = slice(data, 20, 52);
+  }
+  const validUntil = Number(hexToBigInt(window));
+  return { entryPoint: entryPointOf(v.version), paymaster, validUntil: validUntil === 0 ? 2 ** 48 - 1 : validUntil };
+}
+
+/** The record of our paymaster's signature on a sponsored op (its userOpHash `hash`); null when our paymaster does not pay for it. */
+export function signatureFacts(chain: Pick<ChainConfig, "chainId">, v: VersionedOp, hash: Hex): SignatureFacts | null {
+  const ours = ourSponsorship(v);
+  if (!ours) return null;
+  return { chainId: chain.chainId, ...ours, sender: v.op.sender, nonce: v.op.nonce, userOperationHash: hash, maxCost: opMaxCost(v) };
+}
 
 export const opSponsored = (v: VersionedOp): boolean => (v.version === "0.8" ? paymasterPaysV08(v.op) : paymasterPays(v.op.paymasterAndData));
 

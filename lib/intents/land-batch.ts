@@ -2,16 +2,16 @@
 // chain and EntryPoint, their landings recorded together, their confirmations awaited together. Whatever does not
 // land on this straight path (an op rejected, a chain's node failing) goes on alone: landIntent (land-intent.ts), which
 // holds, rebuilds, retries and gives up as each case needs.
-import { and, inArray, isNull, sql } from "drizzle-orm";
+import { and, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Hex } from "viem";
-import { latestBlock } from "@/lib/chain/coalesce";
+import { nodeClient } from "@/lib/chain/clients";
 import { findUserOperationReceipts, type RelayResult } from "@/lib/chain/relayer";
 import type { Db } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { log } from "@/lib/log";
 import { metrics } from "@/lib/metrics";
 import { chainOf, confirmationsLeft, recordLandings, type Landing } from "./landing";
-import { enqueueOp, settledOutcome } from "./land-intent";
+import { enqueueOp, reorgedAway, settledOutcome } from "./land-intent";
 import type { IntentRow } from "./service";
 import { loadOp } from "@/lib/intent-records/versioned-op";
 
@@ -101,41 +101,50 @@ export interface BatchConfirmations {
   confirmed: string[];
   /** Intents still short of their confirmation blocks. */
   waiting: string[];
+  /** Intents whose landing left the chain (a reorg): sent back and relayed again on their own (or awaiting their signature). */
+  reorged?: string[];
   /** How long until the soonest of those should have them (1 to 30 s). */
   waitSeconds: number;
 }
 
 /**
- * Which of the landed intents among `ids` now have their `confirmationBlocks` blocks on top: recorded in one
- * statement. For the others, how long until the first of them should (the missing blocks at the chain's pace since
- * the landing), so the batch sleeps once for all.
+ * Which of the landed intents among `ids` now have their `confirmationBlocks` blocks on top, still in the block they
+ * landed in: recorded in one statement. Those whose block left the chain are sent back (reorgedAway), as are those
+ * found sent back already. For the others, how long until the first of them should (the missing blocks at the chain's
+ * pace since the landing), so the batch sleeps once for all.
  */
 export async function checkBatchConfirmations(db: Db, ids: string[]): Promise<BatchConfirmations> {
-  const rows = (await intentsOf(db, ids)).filter((row) => row.blockNumber !== null);
+  const all = await intentsOf(db, ids);
+  const reorged = all.filter((row) => row.blockNumber === null && (row.status === "pending" || row.status === "awaiting_signature")).map((r) => r.id);
+  const rows = all.filter((row) => row.blockNumber !== null);
   const chains = new Map(rows.map((row) => [row.chainId, chainOf(row)]));
-  const latest = new Map(await Promise.all([...chains.values()].map(async (chain) => [chain.chainId, await latestBlock(chain)] as const)));
+  // Each chain's head and its blocks from one node (nodeClient): a lagging node's head beside another's block is no reorg.
+  const latest = new Map(await Promise.all([...chains.values()].map(async (chain) => [chain.chainId, await nodeClient(chain).getBlock({ blockTag: "latest" })] as const)));
   // Confirmed already: recorded by this check before a crash lost its result (notified again: once, by its dedupe key).
   const confirmed: IntentRow[] = rows.filter((row) => row.confirmedAt !== null);
-  const fresh: IntentRow[] = [];
+  const deep: IntentRow[] = [];
   const waiting: string[] = [];
   let waitSeconds = 30;
   for (const row of rows) {
     if (row.confirmedAt !== null) continue;
     const left = confirmationsLeft(row, latest.get(row.chainId)!);
     if (left.remaining <= 0) {
-      fresh.push(row);
+      deep.push(row);
       continue;
     }
     waiting.push(row.id);
     waitSeconds = Math.min(waitSeconds, left.waitSeconds);
   }
+  // At their depth: still in the block they landed in?
+  for (const [chainId, chain] of chains) reorged.push(...(await reorgedAway(db, chain, deep.filter((r) => r.chainId === chainId))));
+  const fresh = deep.filter((r) => !reorged.includes(r.id));
   if (fresh.length) {
     await db
       .update(transactionIntents)
       .set({ confirmedAt: sql`now()` })
-      .where(and(inArray(transactionIntents.id, fresh.map((r) => r.id)), isNull(transactionIntents.confirmedAt)));
+      .where(and(inArray(transactionIntents.id, fresh.map((r) => r.id)), isNull(transactionIntents.confirmedAt), isNotNull(transactionIntents.blockNumber)));
     const now = Date.now();
     for (const row of fresh) metrics.intentStageSeconds.observe({ stage: "confirm" }, seconds(now - row.updatedAt.getTime()));
   }
-  return { confirmed: [...confirmed, ...fresh].map((r) => r.id), waiting, waitSeconds };
+  return { confirmed: [...confirmed, ...fresh].map((r) => r.id), waiting, waitSeconds, ...(reorged.length && { reorged }) };
 }

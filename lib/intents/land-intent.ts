@@ -1,14 +1,13 @@
 // Landing one intent (landIntent): its op to the relayer (lib/chain/relayer), held, rebuilt, retried or given up as
 // each case needs, then its confirmations awaited; also its failure, abandonment and cancellation.
 import { and, desc, eq, inArray, or, sql } from "drizzle-orm";
-import type { Address, Hex, TransactionReceipt } from "viem";
-import { publicClient } from "@/lib/chain/clients";
-import { latestBlock } from "@/lib/chain/coalesce";
+import type { Address, Hex, PublicClient, TransactionReceipt } from "viem";
+import { nodeClient, publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { enqueue, findUserOperationReceipt } from "@/lib/chain/relayer";
+import { enqueue, findUserOperationReceipt, findUserOperationReceipts } from "@/lib/chain/relayer";
 import { UserOperationRejectedError } from "@/lib/chain/userop";
-import type { Db, Queryable } from "@/lib/db/client";
-import { transactionIntents } from "@/lib/db/schema";
+import type { Db } from "@/lib/db/client";
+import { paymasterSignatures, transactionIntents } from "@/lib/db/schema";
 import { ApiError } from "@/lib/errors";
 import { DEPLOYER_INDEX, liveDeployer, violates } from "./deployer";
 import { signingSender, rebuildIntent, type RebuildOptions } from "./rebuild";
@@ -17,7 +16,9 @@ import type { IntentRow } from "./service";
 import { chainOf, confirmationsLeft, recordLanding } from "./landing";
 import { loadOp, opDeploys, type VersionedOp } from "@/lib/intent-records/versioned-op";
 import { metrics } from "@/lib/metrics";
-import { releaseIntent } from "@/lib/sponsorship/ledger";
+import { chainLandedJob, reorgRelayJob } from "@/lib/jobs/messages";
+import { sendJobs } from "@/lib/jobs/port";
+import { unlandIntents } from "./chain-landing";
 
 const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
 
@@ -72,6 +73,14 @@ export async function landIntent(db: Db, intentId: string, options: { rebuild?: 
       if (!(err instanceof UserOperationRejectedError)) throw err;
       // Screened before its deployment landed (or the deployment was undone): the same as above.
       if (err.code === "AA20") return awaitDeployment(db, intent, chain);
+      // Its nonce is used: by an earlier signing of this intent's op (rebuilt since), which is then its landing.
+      if (err.code === "AA25" || err.code === "AA10") {
+        const earlier = await earlierLanding(db, chain, intent);
+        if (earlier) {
+          await recordLanding(db, intent, earlier);
+          return "landed";
+        }
+      }
       if (options.rebuild && err.code && REBUILDABLE.test(err.code)) {
         const sender = await signingSender(db, intent);
         if (sender) return rebuild(db, intent, chain, sender, { deploy: false, freshNonce: err.code === "AA25" });
@@ -112,20 +121,34 @@ function deployedWithin(chain: ChainConfig, address: Address, timeoutMs: number)
   return watch;
 }
 
-/** Fails a pending intent with `reason` (no response: nothing landed); false when it had moved on. */
+/**
+ * Fails a pending intent with `reason` (no response: nothing landed); false when it had moved on. Its hold stays until
+ * our paymaster's signature can no longer land (the chain follower releases it): a signed op the relay gave up on may
+ * still be sent by someone else, and should it land the intent is landed after all.
+ */
 export async function failIntent(db: Db, intentId: string, reason: string): Promise<boolean> {
-  const rows = await db.transaction(async (tx) => {
-    const failed = await tx
-      .update(transactionIntents)
-      .set({ status: "failed", error: reason, updatedAt: sql`now()` })
-      .where(and(eq(transactionIntents.id, intentId), inArray(transactionIntents.status, ["pending", "broadcast"])))
-      .returning({ id: transactionIntents.id });
-    // Nothing landed: the op's hold goes back to the project's balance.
-    if (failed.length) await releaseIntent(tx, intentId);
-    return failed;
-  });
+  const rows = await db
+    .update(transactionIntents)
+    .set({ status: "failed", error: reason, updatedAt: sql`now()` })
+    .where(and(eq(transactionIntents.id, intentId), inArray(transactionIntents.status, ["pending", "broadcast"])))
+    .returning({ id: transactionIntents.id });
   if (rows.length > 0) metrics.intents.inc({ outcome: "failed" });
   return rows.length > 0;
+}
+
+/**
+ * The receipt of an earlier signing of the intent's op on chain, if one landed: a rebuild re-signs the same calls
+ * with the same nonce, and the op it replaced may still have been mined (sent by us before, or by anyone holding it).
+ */
+async function earlierLanding(db: Db, chain: ChainConfig, intent: IntentRow) {
+  const hashes = await db
+    .select({ hash: paymasterSignatures.userOperationHash })
+    .from(paymasterSignatures)
+    .where(eq(paymasterSignatures.intentId, intent.id));
+  const others = hashes.map((h) => h.hash as Hex).filter((h) => h !== intent.userOperationHash.toLowerCase());
+  if (others.length === 0) return null;
+  const found = await findUserOperationReceipts(chain, others);
+  return [...found.values()][0] ?? null;
 }
 
 /**
@@ -196,37 +219,74 @@ export interface ConfirmationCheck {
   remaining: number;
   /** How long those blocks should take at the chain's pace since the landing (at least 1 s, at most 30 s). */
   waitSeconds: number;
+  /** Its landing left the chain (a reorg): the intent is pending again (relayed again by a job of its own) or awaits its signature. */
+  reorged?: boolean;
 }
 
 /**
- * Whether the intent's transaction has `confirmationBlocks` blocks on top, recorded when so; else how long to wait
- * before looking again: the blocks still missing at the pace the chain kept since the op landed, so a check
- * rarely comes too early (one sleep, not one per block).
+ * Whether the landed intents' blocks are still the chain's: those whose block at their number now has another hash
+ * (or is gone) are sent back (unlandIntents) and each relayed again by one job per removed block. Returns their ids.
+ */
+export async function reorgedAway(db: Db, chain: ChainConfig, intents: IntentRow[], client: PublicClient = nodeClient(chain)): Promise<string[]> {
+  const checked = intents.filter((i) => i.blockNumber !== null && i.blockHash !== null);
+  const numbers = [...new Set(checked.map((i) => i.blockNumber!))];
+  // A block this node does not have yet (it lags) says nothing: only another hash at that number is a reorg.
+  const hashes = new Map(
+    await Promise.all(
+      numbers.map(async (n) => [n, await client.getBlock({ blockNumber: BigInt(n) }).then((b) => b.hash?.toLowerCase() ?? null, () => null)] as const),
+    ),
+  );
+  const gone = checked.filter((i) => {
+    const now = hashes.get(i.blockNumber!);
+    return now !== null && now !== undefined && now !== i.blockHash!.toLowerCase();
+  });
+  if (gone.length === 0) return [];
+  const back = await unlandIntents(db, chain, gone.map((i) => ({ id: i.id, blockHash: i.blockHash! })));
+  const jobs = back.filter((i) => i.status === "pending").map((i) => reorgRelayJob(i.id, i.projectId, gone.find((g) => g.id === i.id)!.blockHash!));
+  if (jobs.length) await sendJobs(jobs);
+  return gone.map((i) => i.id);
+}
+
+/**
+ * Whether the intent's transaction has `confirmationBlocks` blocks on top and is still in the block it landed in,
+ * recorded when so; else how long to wait before looking again: the blocks still missing at the pace the chain kept
+ * since the op landed, so a check rarely comes too early (one sleep, not one per block). A landing whose block left
+ * the chain sends the intent back (`reorged`), as does finding it sent back already (by the chain follower).
  */
 export async function checkConfirmations(db: Db, intentId: string): Promise<ConfirmationCheck> {
   const intent = await load(db, intentId);
-  if (!intent || intent.blockNumber === null || intent.confirmedAt) return { remaining: 0, waitSeconds: 0 };
-  const left = confirmationsLeft(intent, await latestBlock(chainOf(intent)));
+  if (!intent || intent.confirmedAt) return { remaining: 0, waitSeconds: 0 };
+  if (intent.blockNumber === null) return { remaining: 0, waitSeconds: 0, reorged: intent.status === "pending" || intent.status === "awaiting_signature" };
+  const chain = chainOf(intent);
+  // The head and the landing's block from one node: a lagging node's head beside another's block is no reorg.
+  const client = nodeClient(chain);
+  const left = confirmationsLeft(intent, await client.getBlock({ blockTag: "latest" }));
   if (left.remaining > 0) return left;
-  await db.update(transactionIntents).set({ confirmedAt: sql`now()` }).where(eq(transactionIntents.id, intent.id));
+  if ((await reorgedAway(db, chain, [intent], client)).length > 0) return { remaining: 0, waitSeconds: 0, reorged: true };
+  await db.update(transactionIntents).set({ confirmedAt: sql`now()` }).where(and(eq(transactionIntents.id, intent.id), eq(transactionIntents.blockHash, intent.blockHash ?? "")));
   return { remaining: 0, waitSeconds: 0 };
 }
 
 /**
- * Cancels an intent still awaiting its signature (by default: its sponsorship has ended) and releases its hold, in one
- * transaction; false when it moved on.
+ * Cancels an intent still awaiting its signature (by default: its sponsorship has ended), unless its op is on chain:
+ * the owner may have signed and sent it themselves, and then it is landed, never cancelled. False when it moved on.
+ * Its hold stays until the chain shows the signature can no longer land (the chain follower releases it).
  */
-export async function cancelUnsigned(db: Queryable, intentId: string, reason = "not signed before its sponsorship ended"): Promise<boolean> {
-  const rows = await db.transaction(async (tx) => {
-    const cancelled = await tx
-      .update(transactionIntents)
-      .set({ status: "cancelled", error: reason, updatedAt: sql`now()` })
-      .where(and(eq(transactionIntents.id, intentId), eq(transactionIntents.status, "awaiting_signature")))
-      .returning({ id: transactionIntents.id });
-    if (cancelled.length) await releaseIntent(tx, intentId);
-    return cancelled;
-  });
-  return rows.length > 0;
+export async function cancelUnsigned(db: Db, intentId: string, reason = "not signed before its sponsorship ended"): Promise<boolean> {
+  const intent = await load(db, intentId);
+  if (!intent || intent.status !== "awaiting_signature") return false;
+  const receipt = await findUserOperationReceipt(chainOf(intent), intent.userOperationHash as Hex);
+  if (receipt) {
+    await recordLanding(db, intent, receipt);
+    await sendJobs([chainLandedJob(intent.id, intent.projectId)]);
+    return false;
+  }
+  const cancelled = await db
+    .update(transactionIntents)
+    .set({ status: "cancelled", error: reason, updatedAt: sql`now()` })
+    .where(and(eq(transactionIntents.id, intentId), eq(transactionIntents.status, "awaiting_signature")))
+    .returning({ id: transactionIntents.id });
+  return cancelled.length > 0;
 }
 
 /**

@@ -9,10 +9,12 @@ import { blockAt } from "@/lib/chain/coalesce";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { findChain } from "@/lib/chain/registry";
 import type { RelayedUserOperationReceipt } from "@/lib/chain/relayer";
-import { rowsOf, type Db } from "@/lib/db/client";
+import type { Db } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
 import { metrics } from "@/lib/metrics";
-import { settleIntents } from "@/lib/sponsorship/settle-many";
+import { paidOpsOf, type PaidOp } from "@/lib/chain/paid-ops";
+import { observe } from "@/lib/sponsorship/attribution";
+import { followSettings } from "@/lib/sponsorship/depth";
 import type { IntentRow } from "./service";
 import { loadOp } from "@/lib/intent-records/versioned-op";
 
@@ -87,9 +89,12 @@ function responseOf(receipt: RelayedUserOperationReceipt, transaction: Transacti
 }
 
 /**
- * Records landed ops as their intents' responses. The landings and their holds' settlements at the actual costs
- * commit together (a retry finds both done, or neither); the accounts are marked deployed after, in one statement
- * (ops carrying an EIP-7702 authorization: their EOA's delegation, one each).
+ * Records landed ops as their intents' responses, with the block that holds them (confirmation checks that hash). The
+ * landings and what our paymasters paid in their bundles go to the ledger's one attribution point in the same
+ * transaction (a retry finds both done, or neither): on a chain whose confirmation depth is one block it settles them
+ * at once, elsewhere the chain follower does at that depth. An intent already landed in another block is left as it
+ * is (a reorg sends it back first). The accounts are marked deployed after, in one statement (ops carrying an
+ * EIP-7702 authorization: their EOA's delegation, one each).
  */
 export async function recordLandings(db: Db, landings: Landing[]): Promise<void> {
   if (landings.length === 0) return;
@@ -104,31 +109,47 @@ export async function recordLandings(db: Db, landings: Landing[]): Promise<void>
         transactions.set(key, fetched.then((transaction) => ({ transaction, names: entryPointEvents(transaction.logs) })));
       }
       const [{ transaction, names }, block] = await Promise.all([transactions.get(key)!, blockAt(chain, landing.receipt.blockNumber)]);
-      return responseOf(landing.receipt, transaction, names, block);
+      return { response: responseOf(landing.receipt, transaction, names, block), blockHash: transaction.blockHash };
     }),
   );
+  // What our paymasters paid in these bundles, per chain (the intents' ops and any other in them).
+  const paid = new Map<number, PaidOp[]>();
+  for (const [key, fetched] of transactions) {
+    const chainId = Number(key.split(":")[0]);
+    const chain = findChain(chainId)!;
+    paid.set(chainId, [...(paid.get(chainId) ?? []), ...paidOpsOf(chain, (await fetched).transaction.logs)]);
+  }
   const values = landings.map(({ intent, receipt }, i) => {
-    const response = responses[i]!;
-    return sql`(${intent.id}, ${receipt.success ? "successful" : "failed"}, ${receipt.transactionHash}, ${Number(receipt.blockNumber)}::int, ${receipt.actualGasUsed.toString()}, ${receipt.actualGasCost.toString()}, ${JSON.stringify(response)}::jsonb, ${response.error ?? null}::text)`;
+    const { response, blockHash } = responses[i]!;
+    return sql`(${intent.id}, ${receipt.success ? "successful" : "failed"}, ${receipt.userOpHash.toLowerCase()}, ${receipt.transactionHash}, ${Number(receipt.blockNumber)}::int, ${blockHash.toLowerCase()}, ${receipt.actualGasUsed.toString()}, ${receipt.actualGasCost.toString()}, ${JSON.stringify(response)}::jsonb, ${response.error ?? null}::text)`;
   });
   await db.transaction(async (tx) => {
-    const landed = await tx.execute(sql`
-      update ${transactionIntents} set status = v.status, transaction_hash = v.transaction_hash, block_number = v.block_number,
-        gas_used = v.gas_used, gas_cost = v.gas_cost, response = v.response, error = v.error, updated_at = now()
-      from (values ${sql.join(values, sql`, `)}) as v(id, status, transaction_hash, block_number, gas_used, gas_cost, response, error)
-      where ${transactionIntents.id} = v.id
-      returning ${transactionIntents.id}`);
-    const ids = new Set(rowsOf<{ id: string }>(landed).map((r) => r.id));
-    await settleIntents(tx, new Map(landings.filter((l) => ids.has(l.intent.id)).map((l) => [l.intent.id, l.receipt.actualGasCost])));
+    await tx.execute(sql`
+      update ${transactionIntents} set status = v.status, user_operation_hash = v.user_operation_hash, transaction_hash = v.transaction_hash, block_number = v.block_number,
+        block_hash = v.block_hash, gas_used = v.gas_used, gas_cost = v.gas_cost, response = v.response, error = v.error, updated_at = now()
+      from (values ${sql.join(values, sql`, `)}) as v(id, status, user_operation_hash, transaction_hash, block_number, block_hash, gas_used, gas_cost, response, error)
+      where ${transactionIntents.id} = v.id and (${transactionIntents.blockHash} is null or ${transactionIntents.blockHash} = v.block_hash)`);
+    for (const [chainId, events] of paid) {
+      const chain = findChain(chainId)!;
+      // At a depth of one block, a receipt just read is confirmed; deeper, the chain follower settles later.
+      const through = followSettings(chain).confirmations === 1 ? events.reduce((max, e) => (e.blockNumber > max ? e.blockNumber : max), 0n) : null;
+      await observe(tx, events, through);
+    }
   });
   for (const { intent, receipt } of landings) {
     metrics.intents.inc({ outcome: receipt.success ? "landed" : "reverted" });
     if (receipt.success) metrics.landSeconds.observe((Date.now() - intent.createdAt.getTime()) / 1000);
   }
-  // Any landed op (even one whose calls reverted) has deployed its account; one carrying an EIP-7702 authorization has
-  // delegated its EOA there (the bundle applied it before the op ran).
+  await markDeployed(db, landings.map((l) => l.intent));
+}
+
+/**
+ * What the intents' landed ops did to their accounts: any landed op (even one whose calls reverted) has deployed its
+ * account; one carrying an EIP-7702 authorization has delegated its EOA there (the bundle applied it before the op ran).
+ */
+async function markDeployed(db: Db, intents: IntentRow[]): Promise<void> {
   const deployed = new Set<string>();
-  for (const { intent } of landings) {
+  for (const intent of intents) {
     const landed = loadOp(intent.userOperation);
     const delegatedTo = landed.version === "0.8" && landed.op.authorization ? getAddress(landed.op.authorization.address) : null;
     if (delegatedTo) await db.update(accounts).set({ deployed: true, delegatedTo, updatedAt: sql`now()` }).where(eq(accounts.id, intent.accountId));

@@ -14,10 +14,11 @@ import { sponsorOf } from "@/lib/paymasters/sponsor";
 import { getPolicy } from "@/lib/policies/service";
 import { developerSender, playerSender, type IntentSender } from "./sender";
 import type { IntentRow } from "./service";
-import { intentHold, resizeHold } from "@/lib/sponsorship/ledger";
+import { intentHoldAny } from "@/lib/sponsorship/ledger";
+import { addSignature } from "@/lib/sponsorship/signatures";
 import { planOperationV08 } from "./operation-v08";
 import { deserializeUserOp } from "@/lib/intent-records/userop-json";
-import { deserializeUserOpV08, hashOp, isStoredV08, opDeploys, opMaxCost, opSigner, signOp, storeOp, type VersionedOp } from "@/lib/intent-records/versioned-op";
+import { deserializeUserOpV08, hashOp, isStoredV08, opDeploys, opMaxCost, opSigner, signatureFacts, signOp, storeOp, type VersionedOp } from "@/lib/intent-records/versioned-op";
 
 /**
  * The intent's sender with the key the service signs its op with again: the service's guardian key for an op the
@@ -99,24 +100,30 @@ async function rebuildV08(db: Db, intent: IntentRow, chain: ChainConfig, sender:
   return recordRebuilt(db, intent, chain, await signOp(chain, { version: "0.8", op: sponsored }, sender.signer!));
 }
 
-/** Records the rebuilt op in place of the old one (still pending, same hash as read) and resizes its hold. */
+/**
+ * Records the rebuilt op in place of the old one (still pending, same hash as read) and its new signature of our
+ * paymaster under the intent's hold: the old signature may still land (same nonce: only one of them can), so the hold
+ * covers the costlier of the two, never less.
+ */
 async function recordRebuilt(db: Db, intent: IntentRow, chain: ChainConfig, op: VersionedOp): Promise<boolean> {
   const maxCost = opMaxCost(op);
+  const hash = hashOp(chain, op);
   return db.transaction(async (tx) => {
     const rows = await tx
       .update(transactionIntents)
       .set({
         userOperation: storeOp(op),
-        userOperationHash: hashOp(chain, op),
+        userOperationHash: hash,
         maxCost: maxCost.toString(),
         deploysAccount: opDeploys(op),
         updatedAt: sql`now()`,
       })
       .where(and(eq(transactionIntents.id, intent.id), eq(transactionIntents.status, "pending"), eq(transactionIntents.userOperationHash, intent.userOperationHash)))
       .returning({ id: transactionIntents.id });
-    // The new op's most cost is what the project's balance holds for it now (declined when it cannot: the intent fails).
-    const held = rows.length ? await intentHold(tx, intent.id) : null;
-    if (held) await resizeHold(tx, held.id, maxCost);
+    // Declined when the balance cannot cover a costlier signature: the intent fails.
+    const held = rows.length ? await intentHoldAny(tx, intent.id) : null;
+    const facts = signatureFacts(chain, op, hash);
+    if (held && facts) await addSignature(tx, held.id, facts);
     return rows.length > 0;
   });
 }

@@ -18,7 +18,7 @@ import {
 } from "@/lib/chain/userop";
 import { entryPointVersionOf } from "@/lib/account-records/types";
 import { authorizationOf, planOperationV08 } from "./operation-v08";
-import { hashOp, opDeploys, signOp, storeOp, type VersionedOp } from "@/lib/intent-records/versioned-op";
+import { hashOp, opDeploys, signatureFacts, signOp, storeOp, type VersionedOp } from "@/lib/intent-records/versioned-op";
 import type { Queryable, Tx } from "@/lib/db/client";
 import { transactionIntents } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
@@ -373,7 +373,10 @@ async function buildAndRecord(db: Queryable, ctx: ProjectContext, chain: ChainCo
         accountId: sender.id,
       }
     : null;
-  const record = async (q: Queryable) => (held ? recordHeldIntent(q, ctx, row, held) : (await q.insert(transactionIntents).values(row).returning())[0]!);
+  // The record of our paymaster's signature, with its hold: what the chain follower attributes the op's landing by.
+  const signature = held ? signatureFacts(chain, op, row.userOperationHash as Hex) : null;
+  if (held && !signature) throw new Error(`intent ${id}: our paymaster's sponsorship is missing from the signed operation`);
+  const record = async (q: Queryable) => (held ? recordHeldIntent(q, ctx, row, held, signature!) : (await q.insert(transactionIntents).values(row).returning())[0]!);
 
   // Nothing to count or check under a lock: the one statement is the whole write.
   if (!counting && !plan.check && !prepared) {

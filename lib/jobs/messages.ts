@@ -56,6 +56,15 @@ export const relayAloneJobId = (relayJobId: string) => `relay-alone:${relayJobId
 export const relayAloneJob = (intentId: string, projectId: string | undefined, fromJobId = relayJobId(intentId)) =>
   ({ name: relayAloneRequested.name, data: { intentId, ...(projectId && { projectId }) }, id: relayAloneJobId(fromJobId) }) satisfies Job;
 
+/**
+ * An intent whose landing's block left the chain (a reorg) is relayed again on its own: one job per intent and removed
+ * block, whoever saw it first (the chain follower, or the relay's confirmation check).
+ */
+export const reorgRelayJob = (intentId: string, projectId: string, blockHash: string) => relayAloneJob(intentId, projectId, `${relayJobId(intentId)}:reorg:${blockHash.toLowerCase()}`);
+
+/** An intent whose op was found on chain outside the relay (its owner's own handleOps, another bundler): its webhooks and confirmation, once. */
+export const chainLandedJob = (intentId: string, projectId: string) => relayAloneJob(intentId, projectId, `${relayJobId(intentId)}:chain`);
+
 export const expiryJob = (intentId: string, projectId: string) => ({ name: expiryScheduled.name, data: { intentId, projectId }, id: `expire:${intentId}` }) satisfies Job;
 
 export const deliveryJob = (messageId: string, target: string, projectId: string) =>

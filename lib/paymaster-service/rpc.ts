@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { toHex, type Address, type Hex } from "viem";
-import { offeredEntryPoints } from "@/lib/chain/contracts";
+import { entryPointOf, offeredEntryPoints, serviceDeployment } from "@/lib/chain/contracts";
 import { latestBlock } from "@/lib/chain/coalesce";
 import { supportedChains, type ChainConfig } from "@/lib/chain/registry";
 import {
@@ -17,7 +17,8 @@ import {
   type UserOpV08,
 } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
-import { sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
+import { paymasterSignatures, sponsoredOperations, sponsorshipHolds } from "@/lib/db/schema";
+import { inScope } from "@/lib/db/scope";
 import { ApiError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { checkPolicyAllows, evaluateSponsorship, prepareSponsorship, type SponsorshipRequest } from "@/lib/policies/evaluate";
@@ -29,7 +30,8 @@ import { RpcError } from "@/lib/paymasters/rpc-error";
 import { invalid, readRequest, type SponsorRequest } from "./rpc-request";
 import { SPONSORSHIP_SECONDS } from "@/lib/paymasters/sponsor";
 import { recordDecline, SponsorshipDeclined } from "@/lib/sponsorship/declines";
-import { hold, releaseHold } from "@/lib/sponsorship/ledger";
+import { hold } from "@/lib/sponsorship/ledger";
+import { addSignature, signatureRow, type SignatureFacts } from "@/lib/sponsorship/signatures";
 import { usdPrice } from "@/lib/sponsorship/prices";
 
 /**
@@ -155,7 +157,32 @@ async function sponsorRead(db: Db, ctx: ProjectContext, req: SponsorRequest): Pr
     req.versioned.version === "0.6"
       ? await signV06(req as SponsorRequest & { versioned: { version: "0.6" } }, window)
       : await signV08(req as SponsorRequest & { versioned: { version: "0.8" } }, window, estimatedPaymasterGas);
-  const request = { ...sponsorshipRequest(req, maxCost, { price, chainTime }), userOperationHash: hash };
+  const facts: SignatureFacts = {
+    chainId: chain.chainId,
+    entryPoint: entryPointOf(versioned.version),
+    paymaster: versioned.version === "0.6" ? serviceDeployment().paymaster : serviceDeployment().paymasterV08,
+    sender: op.sender,
+    nonce: op.nonce,
+    userOperationHash: hash,
+    maxCost,
+    validUntil: window.validUntil,
+  };
+  // Asked again for a sender and nonce signed before: the earlier signature may still land (only one op of a nonce
+  // can), so the operation's hold covers the costlier of them, and its rules judge that cost.
+  const [earlier] = await db
+    .select({ amount: sponsorshipHolds.amount })
+    .from(sponsorshipHolds)
+    .innerJoin(sponsoredOperations, eq(sponsoredOperations.id, sponsorshipHolds.sponsoredOperationId))
+    .where(
+      and(
+        inScope(sponsoredOperations, ctx, eq(sponsoredOperations.chainId, chain.chainId)),
+        eq(sponsoredOperations.sender, op.sender.toLowerCase()),
+        eq(sponsoredOperations.nonce, op.nonce.toString()),
+        eq(sponsorshipHolds.status, "held"),
+      ),
+    );
+  const judged = earlier && BigInt(earlier.amount) > maxCost ? BigInt(earlier.amount) : maxCost;
+  const request = { ...sponsorshipRequest(req, judged, { price, chainTime }), userOperationHash: hash };
   // Time windows, gas price and approval webhooks, outside the transaction (a webhook waits on the developer's server).
   await prepareSponsorship(db, ctx, req.policy, req.rules, request);
   await db.transaction(async (tx) => {
@@ -177,13 +204,16 @@ async function sponsorRead(db: Db, ctx: ProjectContext, req: SponsorRequest): Pr
         set: record,
       })
       .returning({ id: sponsoredOperations.id });
-    // Asked again for the same nonce: only one op of it can land, so the earlier signature's hold is replaced by this one's.
-    const [earlier] = await tx
+    // The operation's live hold takes this signature too (and grows to its cost, never shrinks); none: a new hold.
+    const [live] = await tx
       .select({ id: sponsorshipHolds.id })
       .from(sponsorshipHolds)
       .where(and(eq(sponsorshipHolds.sponsoredOperationId, row!.id), eq(sponsorshipHolds.status, "held")));
-    if (earlier) await releaseHold(tx, earlier.id);
-    await hold(tx, ctx, {
+    if (live) {
+      await addSignature(tx, live.id, facts);
+      return;
+    }
+    const held = await hold(tx, ctx, {
       chainId: chain.chainId,
       amount: maxCost,
       cause: "erc7677",
@@ -192,10 +222,13 @@ async function sponsorRead(db: Db, ctx: ProjectContext, req: SponsorRequest): Pr
       sponsoredOperationId: row!.id,
       policyId: req.policy.id,
       playerId: req.sender.playerId,
-      accountId: req.sender.accountId,
-      // Never seen on chain by the end of its window (and the chain past it): released by the watcher.
+      // Budgets per account count the sender the rules judged: the project's account, else its address (a first op's
+      // counterfactual account, an outside sender).
+      accountId: req.sender.accountId ?? req.sender.address.toLowerCase(),
+      // Released by the chain follower once no signature of it can land: a block past this, or its nonce used.
       expiresAt: new Date(window.validUntil * 1000),
     });
+    await tx.insert(paymasterSignatures).values(signatureRow(held, facts));
   });
   return result;
 }

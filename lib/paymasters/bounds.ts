@@ -45,18 +45,28 @@ export const GAS_FIELDS = ["callGasLimit", "verificationGasLimit", "preVerificat
 /** v0.8 ops carry the paymaster's own two limits too: both count in the prefund, so both are bounded. */
 export const GAS_FIELDS_V08 = [...GAS_FIELDS, "paymasterVerificationGasLimit", "paymasterPostOpGasLimit"] as const;
 export type GasField = (typeof GAS_FIELDS_V08)[number];
-export type OperationBounds = Record<(typeof GAS_FIELDS)[number], bigint>;
-export type OperationBoundsV08 = Record<GasField, bigint>;
+/**
+ * The most each gas field may be, and the least maxFeePerGas may be: the chain's current base fee. An op offering less
+ * cannot be included now, and a signature for it would hold next to nothing (its most cost is its gas × maxFeePerGas)
+ * while it may land once fees fall: the floor keeps what is held for a signature the most it can cost.
+ */
+export type OperationBounds = Record<(typeof GAS_FIELDS)[number], bigint> & { maxFeePerGasFloor: bigint };
+export type OperationBoundsV08 = Record<GasField, bigint> & { maxFeePerGasFloor: bigint };
 
-/** A client's gas field over its bound: a JSON-RPC invalid-params error whose data names the field and the bound. */
+/** A client's gas field over its bound (or maxFeePerGas under its floor): a JSON-RPC invalid-params error whose data names the field and the bound. */
 export class GasBoundError extends Error {
   constructor(
     readonly field: GasField,
     readonly value: bigint,
     readonly bound: bigint,
     readonly why: string,
+    readonly below = false,
   ) {
-    super(`userOperation.${field} ${value} is over this paymaster's bound of ${bound} (${why}). Lower it, or estimate the operation again.`);
+    super(
+      below
+        ? `userOperation.${field} ${value} is under this paymaster's floor of ${bound} (${why}). Raise it to the chain's current fees (estimate them again).`
+        : `userOperation.${field} ${value} is over this paymaster's bound of ${bound} (${why}). Lower it, or estimate the operation again.`,
+    );
   }
 }
 
@@ -96,6 +106,7 @@ export async function operationBounds(chain: ChainConfig, op: UserOp): Promise<O
     preVerificationGas: scaled(pvg, percent),
     maxFeePerGas: times(fees.maxFeePerGas, factor),
     maxPriorityFeePerGas: times(fees.maxPriorityFeePerGas, factor),
+    maxFeePerGasFloor: fees.baseFee ?? 0n,
   };
 }
 
@@ -104,7 +115,7 @@ export function checkBounds(op: UserOp, bounds: OperationBounds): void {
   checkFields(GAS_FIELDS, op, bounds);
 }
 
-function checkFields<F extends GasField>(fields: readonly F[], op: Partial<Record<F, bigint>>, bounds: Record<F, bigint>): void {
+function checkFields<F extends GasField>(fields: readonly F[], op: Partial<Record<F, bigint>>, bounds: Record<F, bigint> & { maxFeePerGasFloor: bigint }): void {
   const percent = gasBoundPercent();
   const extra = gasBoundExtra();
   const factor = feeBoundFactor();
@@ -121,6 +132,8 @@ function checkFields<F extends GasField>(fields: readonly F[], op: Partial<Recor
     const value = op[field] ?? 0n;
     if (value > bounds[field]) throw new GasBoundError(field, value, bounds[field], why[field]);
   }
+  const fee = (op as Partial<Record<GasField, bigint>>).maxFeePerGas ?? 0n;
+  if (fee < bounds.maxFeePerGasFloor) throw new GasBoundError("maxFeePerGas", fee, bounds.maxFeePerGasFloor, "the chain's current base fee", true);
 }
 
 /**
@@ -163,6 +176,7 @@ export async function operationBoundsV08(chain: ChainConfig, op: UserOpV08): Pro
       maxPriorityFeePerGas: times(fees.maxPriorityFeePerGas, factor),
       paymasterVerificationGasLimit: scaled(paymasterVerificationGasLimit, percent) + extra,
       paymasterPostOpGasLimit: PAYMASTER_POST_OP_GAS_V08,
+      maxFeePerGasFloor: fees.baseFee ?? 0n,
     },
     paymasterVerificationGasLimit,
   };

@@ -1,15 +1,16 @@
-// A row recorded together with the hold of what it may cost, in one statement (ledger.ts hold() takes four, plus
-// the transaction around them): what an intent's POST writes.
+// A row recorded together with the hold of what it may cost and the record of our paymaster's signature on it, in one
+// statement (ledger.ts hold() and addSignature take several, plus the transaction around them): what an intent's POST writes.
 import { getTableColumns, getTableName, sql, type SQL } from "drizzle-orm";
 import { toSnakeCase } from "drizzle-orm/casing";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Queryable } from "@/lib/db/client";
 import { preparedQuery } from "@/lib/db/prepared-query";
-import { sponsorshipBalances, sponsorshipEntries, sponsorshipHolds } from "@/lib/db/schema";
+import { paymasterSignatures, sponsorshipBalances, sponsorshipEntries, sponsorshipHolds } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import type { ProjectContext } from "@/lib/tenant";
 import { declined } from "./declines";
 import { balanceOf, ensureBalance, ledgerEnforced, usdOf, type HoldRequest } from "./ledger";
+import type { SignatureFacts } from "./signatures";
 
 /** A column's name in the database (the schema's keys are snake_cased, as lib/db/client.ts opens drizzle). */
 const columnName = (column: PgColumn) => (column.keyAsName ? toSnakeCase(column.name) : column.name);
@@ -37,10 +38,11 @@ function insertSelect(table: PgTable, values: [PgColumn, SQL][], source: string,
   return sql`insert into ${sql.identifier(getTableName(table))} (${columns}) select ${selected} from ${sql.identifier(source)} returning ${sql.raw(returning)}`;
 }
 
-/** The hold's and its entry's columns, their values placeholders (h_*) or the recorded row's id (`ref`). */
+/** The hold's, its entry's and its signature's columns, their values placeholders (h_*, s_*) or the recorded row's id (`ref`). */
 function holdStatements(ref: "intentId" | "sponsoredOperationId") {
   const h = sponsorshipHolds;
   const e = sponsorshipEntries;
+  const g = paymasterSignatures;
   const hold: [PgColumn, SQL][] = [
     [h.id, typed(h.id, "h_id")],
     [h.projectId, typed(h.projectId, "projectId")],
@@ -55,6 +57,7 @@ function holdStatements(ref: "intentId" | "sponsoredOperationId") {
     [h.playerId, typed(h.playerId, "h_playerId")],
     [h.accountId, typed(h.accountId, "h_accountId")],
     [h.chainTime, sql`coalesce(${typed(h.chainTime, "h_chainTime")}, now())`],
+    [h.expiresAt, typed(h.expiresAt, "s_validUntil")],
   ];
   const entry: [PgColumn, SQL][] = [
     [e.id, typed(e.id, "e_id")],
@@ -71,15 +74,30 @@ function holdStatements(ref: "intentId" | "sponsoredOperationId") {
     [e.playerId, typed(e.playerId, "h_playerId")],
     [e.accountId, typed(e.accountId, "h_accountId")],
   ];
-  return { hold, entry };
+  const signature: [PgColumn, SQL][] = [
+    [g.id, typed(g.id, "s_id")],
+    [g.projectId, typed(g.projectId, "projectId")],
+    [g.livemode, typed(g.livemode, "livemode")],
+    [g.chainId, typed(g.chainId, "h_chainId")],
+    [g.entryPoint, typed(g.entryPoint, "s_entryPoint")],
+    [g.paymaster, typed(g.paymaster, "s_paymaster")],
+    [g.sender, typed(g.sender, "s_sender")],
+    [g.nonce, typed(g.nonce, "s_nonce")],
+    [g.userOperationHash, typed(g.userOperationHash, "s_hash")],
+    [g.maxCost, typed(g.maxCost, "h_amount")],
+    [g.validUntil, typed(g.validUntil, "s_validUntil")],
+    [g.holdId, sql`"hold"."id"`],
+    [g[ref], sql`"hold"."${sql.raw(columnName(h[ref]))}"`],
+  ];
+  return { hold, entry, signature };
 }
 
 /**
  * For `table` and the columns an insert of it gives (`keys`): records a row and holds the most its operation may cost
  * against the project's balance on its chain, as ledger.ts hold() does, in ONE statement. The balance row's
  * conditional UPDATE (its lock decides concurrent holds one after another), then the row, the hold (keyed by the
- * row's id as `ref`) and its journal entry, each only if the one before was written: all or nothing, so it needs no
- * transaction of its own. Declines with balance_insufficient when the balance cannot cover it (nothing written).
+ * row's id as `ref`), its journal entry and the signature it is for (signatures.ts), each only if the one before was
+ * written: all or nothing, so it needs no transaction of its own. Declines with balance_insufficient when the balance cannot cover it (nothing written).
  */
 export function heldInsert<T extends PgTable, K extends keyof T["$inferInsert"] & keyof T["_"]["columns"] & string>(
   name: string,
@@ -88,7 +106,7 @@ export function heldInsert<T extends PgTable, K extends keyof T["$inferInsert"] 
   ref: "intentId" | "sponsoredOperationId",
 ) {
   const columns = getTableColumns(table) as Record<string, PgColumn>;
-  const { hold, entry } = holdStatements(ref);
+  const { hold, entry, signature } = holdStatements(ref);
   const statement = preparedQuery(name, (q) => {
     const b = sponsorshipBalances;
     const enough = sql`(not ${sql.placeholder("enforce")}::boolean or ${b.credited} - ${b.held} - ${b.settled} >= ${sql.placeholder("h_amount")}::numeric)`;
@@ -107,12 +125,13 @@ export function heldInsert<T extends PgTable, K extends keyof T["$inferInsert"] 
     );
     const held = q.$with("hold", { id: sql<string>`id` }).as(insertSelect(sponsorshipHolds, hold, "recorded", `id, ${columnName(sponsorshipHolds[ref])}`));
     const journal = q.$with("journal", { id: sql<string>`id` }).as(insertSelect(sponsorshipEntries, entry, "hold", "id"));
-    return q.with(balance, recorded, held, journal).select().from(recorded);
+    const signed = q.$with("signed", { id: sql<string>`id` }).as(insertSelect(paymasterSignatures, signature, "hold", "id"));
+    return q.with(balance, recorded, held, journal, signed).select().from(recorded);
   });
 
   const attempt = async (q: Queryable, values: Record<string, unknown>) => ((await statement(q, values)) as T["$inferSelect"][])[0] ?? null;
 
-  return async (q: Queryable, ctx: ProjectContext, row: Pick<T["$inferInsert"], K>, request: HoldRequest): Promise<T["$inferSelect"]> => {
+  return async (q: Queryable, ctx: ProjectContext, row: Pick<T["$inferInsert"], K>, request: HoldRequest, sig: SignatureFacts): Promise<T["$inferSelect"]> => {
     const values: Record<string, unknown> = {
       projectId: ctx.projectId,
       livemode: ctx.livemode,
@@ -128,6 +147,13 @@ export function heldInsert<T extends PgTable, K extends keyof T["$inferInsert"] 
       h_chainTime: request.chainTime ? request.chainTime.toISOString() : null,
       e_id: newId("sponsorshipEntry"),
       e_usd: usdOf(request.amount, request.usdPrice),
+      s_id: newId("paymasterSignature"),
+      s_entryPoint: sig.entryPoint.toLowerCase(),
+      s_paymaster: sig.paymaster.toLowerCase(),
+      s_sender: sig.sender.toLowerCase(),
+      s_nonce: sig.nonce.toString(),
+      s_hash: sig.userOperationHash.toLowerCase(),
+      s_validUntil: new Date(sig.validUntil * 1000).toISOString(),
     };
     for (const key of keys) values[`r_${key}`] = driverValue(columns[key]!, (row as Record<string, unknown>)[key]);
     const recorded = await attempt(q, values);

@@ -157,12 +157,15 @@ export async function hold(tx: Tx, ctx: ProjectContext, request: HoldRequest): P
   return held!;
 }
 
-async function journal(tx: Queryable, h: HoldRow, kind: "hold" | "settle" | "release", amount: bigint) {
+async function journal(tx: Queryable, h: HoldRow, kind: HoldEntryKind, amount: bigint) {
   await tx.insert(sponsorshipEntries).values(holdEntry(h, kind, amount));
 }
 
+/** What a change to a hold journals: reversal undoes a settle entry whose landing left the chain. */
+export type HoldEntryKind = "hold" | "settle" | "release" | "reversal";
+
 /** The journal entry of a change to a hold: its amount (and USD at the hold's price), cause and what it is for. */
-export function holdEntry(h: HoldRow, kind: "hold" | "settle" | "release", amount: bigint) {
+export function holdEntry(h: HoldRow, kind: HoldEntryKind, amount: bigint) {
   return {
     id: newId("sponsorshipEntry"),
     projectId: h.projectId,
@@ -225,42 +228,16 @@ export async function releaseHold(tx: Tx, holdId: string): Promise<boolean> {
   return true;
 }
 
-/**
- * A live hold's amount moved to `amount` (its operation rebuilt with other gas or fees): the difference held or
- * released against the balance, declined with balance_insufficient when more is needed than is available.
- */
-export async function resizeHold(tx: Tx, holdId: string, amount: bigint): Promise<void> {
-  const [h] = await tx.select().from(sponsorshipHolds).where(and(eq(sponsorshipHolds.id, holdId), eq(sponsorshipHolds.status, "held"))).for("update");
-  if (!h) return;
-  const delta = amount - BigInt(h.amount);
-  if (delta === 0n) return;
-  const enough =
-    delta > 0n && ledgerEnforced() ? sql`${sponsorshipBalances.credited} - ${sponsorshipBalances.held} - ${sponsorshipBalances.settled} >= ${weiText(delta)}::numeric` : undefined;
-  const updated = await tx
-    .update(sponsorshipBalances)
-    .set({ held: sql`${sponsorshipBalances.held} + ${weiText(delta)}::numeric`, updatedAt: sql`now()` })
-    .where(and(balanceOfHold(h), enough))
-    .returning({ chainId: sponsorshipBalances.chainId });
-  if (updated.length === 0) {
-    throw declined("balance_insufficient", `The project's sponsorship balance on chain ${h.chainId} cannot cover ${delta} wei more for the rebuilt operation.`, {
-      policy: h.policyId ?? undefined,
-      chainId: h.chainId,
-    });
-  }
-  await tx.update(sponsorshipHolds).set({ amount: weiText(amount), updatedAt: sql`now()` }).where(eq(sponsorshipHolds.id, h.id));
-  await journal(tx, h, delta > 0n ? "hold" : "release", delta > 0n ? delta : -delta);
-}
-
 /** The live hold of an intent, if any. */
 export async function intentHold(db: Queryable, intentId: string): Promise<HoldRow | null> {
   const [h] = await db.select().from(sponsorshipHolds).where(and(eq(sponsorshipHolds.intentId, intentId), eq(sponsorshipHolds.status, "held")));
   return h ?? null;
 }
 
-/** Releases the intent's live hold (no-op without one). */
-export async function releaseIntent(tx: Tx, intentId: string): Promise<void> {
-  const h = await intentHold(tx, intentId);
-  if (h) await releaseHold(tx, h.id);
+/** The hold of an intent, whatever its state (an intent has at most one). */
+export async function intentHoldAny(db: Queryable, intentId: string): Promise<HoldRow | null> {
+  const [h] = await db.select().from(sponsorshipHolds).where(eq(sponsorshipHolds.intentId, intentId));
+  return h ?? null;
 }
 
 export interface CreditRequest {
@@ -269,14 +246,16 @@ export interface CreditRequest {
   amount: bigint;
   cause: "funding" | "deposit" | "correction";
   usdPrice?: number | null;
-  /** A deposit's `txHash:logIndex` (credited once: a second credit of it is a no-op), or who credited. */
+  /** A deposit's `txHash:logIndex` (credited once per block: a second credit of it is a no-op), or who credited. */
   reference?: string | null;
   note?: string | null;
+  /** A deposit's block: a reorg that removes it reverses the credit. */
+  block?: { number: number; hash: string };
 }
 
 /**
  * Credits (or, a negative correction, debits) the project's balance: the balance row and its journal entry in one
- * transaction. A deposit already credited (same chain and reference) is not credited again: returns null.
+ * transaction. A deposit already credited (same chain, reference and block) is not credited again: returns null.
  */
 export async function credit(db: Queryable, ctx: ProjectContext, request: CreditRequest): Promise<EntryRow | null> {
   if (request.amount === 0n) throw badRequest("The amount must not be zero.", { amount: { value: "0", message: "must not be zero" } });
@@ -296,6 +275,8 @@ export async function credit(db: Queryable, ctx: ProjectContext, request: Credit
         cause: request.cause,
         reference: request.reference ?? null,
         note: request.note ?? null,
+        blockNumber: request.block?.number ?? null,
+        blockHash: request.block?.hash ?? null,
       })
       .onConflictDoNothing()
       .returning();

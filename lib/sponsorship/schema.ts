@@ -3,7 +3,7 @@ import { chainIdField, listInput } from "@/lib/http/fields";
 import { idRef } from "@/lib/http/resource";
 import { ID_PREFIXES, type IdKind } from "@/lib/ids";
 
-export const ENTRY_KINDS = ["credit", "debit", "hold", "settle", "release"] as const;
+export const ENTRY_KINDS = ["credit", "debit", "hold", "settle", "release", "reversal"] as const;
 export const ENTRY_CAUSES = ["intent", "session", "swap", "withdrawal", "account_action", "erc7677", "funding", "deposit", "local_grant", "correction"] as const;
 
 /** An id filter: the resource's prefix, so a mistyped filter is a 400 rather than an empty page. */
@@ -78,7 +78,10 @@ export const entryResponse = z.object({
   createdAt: z.number().int(),
   livemode: z.boolean(),
   chainId: z.number().int(),
-  /** credit and debit move `credited`; hold, settle and release move `held` and `settled`. */
+  /**
+   * credit and debit move `credited`; hold, settle and release move `held` and `settled`; reversal undoes the credit
+   * or settle entry it names (`reverses`: its deposit or landing left the chain in a reorg).
+   */
   kind: z.enum(ENTRY_KINDS),
   /** Always positive: the kind says which way it moved the balance. */
   amount: wei,
@@ -95,6 +98,11 @@ export const entryResponse = z.object({
   policy: idRef.nullable(),
   player: idRef.nullable(),
   account: idRef.nullable(),
+  /** A reversal's entry. */
+  reverses: idRef.nullable(),
+  /** The block of a deposit's credit or a landing's settlement (or of what a reversal undoes); null for other entries. */
+  blockNumber: z.number().int().nullable(),
+  blockHash: z.string().nullable(),
 });
 
 export type BalanceResponse = z.infer<typeof balanceResponse>;

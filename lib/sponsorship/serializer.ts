@@ -46,5 +46,8 @@ export function serializeEntry(row: EntryRow): EntryResponse {
     policy: ref(row.policyId),
     player: ref(row.playerId),
     account: ref(row.accountId),
+    reverses: ref(row.reverses),
+    blockNumber: row.blockNumber,
+    blockHash: row.blockHash,
   };
 }

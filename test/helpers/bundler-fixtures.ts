@@ -3,10 +3,8 @@ import type { AddressInfo } from "node:net";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { POST } from "@/app/rpc/[chainId]/route";
 import { expect } from "vitest";
-import { getDb } from "@/lib/db/client";
-import { watchLandings } from "@/lib/sponsorship/watcher";
 import { call } from "./api";
-import { chainOf } from "./chain";
+import { followed } from "./follow";
 import { viemSmartAccount } from "./viem-account";
 
 /**
@@ -67,13 +65,7 @@ export async function wildcardPolicy(key: string, name: string): Promise<string>
   return policy.body.id as string;
 }
 
-/** The sponsorship watcher's reading of 31337's landings up to its confirmed head: the holds it settled. */
-export async function settledByWatcher(): Promise<Record<string, string>> {
-  const settled: Record<string, string> = {};
-  for (let i = 0; i < 20; i++) {
-    const pass = await watchLandings(await getDb(), chainOf(31337));
-    Object.assign(settled, pass.settled);
-    if (pass.caughtUp) return settled;
-  }
-  throw new Error("the landings watcher did not catch up");
+/** The chain follower's reading of 31337 up to its head: how many landings it settled. */
+export async function settledByFollower(): Promise<number> {
+  return (await followed(31337)).settled;
 }

@@ -34,7 +34,7 @@ const DECLINE_WORDS: Record<DeclineCode, string> = {
   policy_disabled: "The policy was disabled.",
 };
 
-const KIND_TONES = { credit: "green", debit: "red", hold: "amber", settle: "blue", release: "gray" } as const;
+const KIND_TONES = { credit: "green", debit: "red", hold: "amber", settle: "blue", release: "gray", reversal: "red" } as const;
 
 function Stat({ label, children }: { label: string; children: ReactNode }) {
   return (

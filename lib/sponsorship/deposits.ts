@@ -1,18 +1,20 @@
-// Developers' deposits to our paymaster, credited to their projects' sponsorship balances (lib/sponsorship/watcher.ts).
-import { and, eq, inArray, sql } from "drizzle-orm";
-import { decodeFunctionData, getAbiItem, isAddressEqual, type Address, type Hex, type Transaction } from "viem";
+// Developers' deposits to our paymaster, credited to their projects' sponsorship balances at the confirmation depth
+// (the chain follower, lib/follower, reads them), keyed by their transaction, log and block: a reorg that removes one
+// reverses its credit with a journal entry, and a deposit that moved to another block is credited there.
+import { and, eq, gt, inArray, notExists, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { decodeFunctionData, getAbiItem, isAddressEqual, type Address, type Hex, type PublicClient, type Transaction } from "viem";
 import { entryPointAbi, verifyingPaymasterAbi } from "@/contracts/artifacts";
-import { publicClient } from "@/lib/chain/clients";
 import { ourPaymasters } from "@/lib/chain/contracts";
 import type { ChainConfig } from "@/lib/chain/registry";
-import type { Db } from "@/lib/db/client";
-import { developerAccounts } from "@/lib/db/schema";
+import type { Db, Queryable } from "@/lib/db/client";
+import { developerAccounts, sponsorshipBalances, sponsorshipEntries } from "@/lib/db/schema";
+import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
-import { credit } from "./ledger";
+import { credit, type EntryRow } from "./ledger";
 import { usdPrice } from "./prices";
-import { scanChain, type PassOptions, type ScanSummary } from "./watcher-scan";
 
-/** The cursor of the deposits watcher in chain_cursors. */
+/** The cursor of deposits in chain_cursors: read up to the confirmation depth. */
 export const DEPOSITS_CURSOR = "sponsorship-deposits";
 
 export interface DepositOutcome {
@@ -32,10 +34,6 @@ export interface DepositOutcome {
   /** The one project whose verified developer account sent it (null: none, or several), credited or not. */
   projectId: string | null;
   developerAccountId: string | null;
-}
-
-export interface DepositSummary extends ScanSummary {
-  deposits: DepositOutcome[];
 }
 
 const depositedEvent = getAbiItem({ abi: entryPointAbi, name: "Deposited" });
@@ -84,10 +82,10 @@ async function verifiedAccounts(db: Db, addresses: string[], livemode: boolean) 
 /**
  * The range's Deposited(paymaster) logs credited to their depositors' projects: the chain's mode (a test chain credits
  * test mode, a live chain live mode) and the one project whose verified developer account sent the deposit. Credits
- * are unique per chain and reference, so a range read again (a crash, another instance) credits nothing twice.
+ * are unique per chain, reference and block, so a range read again (a crash, another instance) credits nothing twice.
+ * Read from `client`, one node for the whole range.
  */
-async function readDeposits(db: Db, chain: ChainConfig, from: bigint, to: bigint): Promise<DepositOutcome[]> {
-  const client = publicClient(chain);
+export async function readDeposits(db: Db, chain: ChainConfig, client: PublicClient, from: bigint, to: bigint): Promise<DepositOutcome[]> {
   // Each of our paymasters' deposits at its own EntryPoint (v0.6, v0.8), in the chain's order.
   const logs = (
     await Promise.all(ourPaymasters(chain).map(({ entryPoint, paymaster }) => client.getLogs({ address: entryPoint, event: depositedEvent, args: { account: paymaster }, fromBlock: from, toBlock: to, strict: true })))
@@ -129,6 +127,7 @@ async function readDeposits(db: Db, chain: ChainConfig, from: bigint, to: bigint
           usdPrice: price,
           reference: outcome.reference,
           note: `EntryPoint deposit to the paymaster from developer account ${outcome.developerAccountId} (${from})`,
+          block: { number: Number(entry.blockNumber), hash: entry.blockHash.toLowerCase() },
         },
       );
       if (!entryRow) outcome.outcome = "already";
@@ -148,9 +147,59 @@ async function readDeposits(db: Db, chain: ChainConfig, from: bigint, to: bigint
   return outcomes;
 }
 
-/** Reads the chain's new, confirmed deposits to our paymaster from its cursor and credits them (one pass, bounded). */
-export async function watchDeposits(db: Db, chain: ChainConfig, options: PassOptions = {}): Promise<DepositSummary> {
-  const deposits: DepositOutcome[] = [];
-  const scan = await scanChain(db, chain, DEPOSITS_CURSOR, async (from, to) => void deposits.push(...(await readDeposits(db, chain, from, to))), options);
-  return { ...scan, deposits };
+const reversal = alias(sponsorshipEntries, "reversal");
+
+/** Deposit credits in blocks after `after` not yet reversed: what a reorg down to `after` must check. */
+export const depositCreditsAfter = (q: Queryable, chainId: number, after: number): Promise<EntryRow[]> =>
+  q
+    .select()
+    .from(sponsorshipEntries)
+    .where(
+      and(
+        eq(sponsorshipEntries.chainId, chainId),
+        gt(sponsorshipEntries.blockNumber, after),
+        eq(sponsorshipEntries.cause, "deposit"),
+        eq(sponsorshipEntries.kind, "credit"),
+        notExists(q.select({ one: sql`1` }).from(reversal).where(eq(reversal.reverses, sponsorshipEntries.id))),
+      ),
+    );
+
+/**
+ * Deposit credits whose block left the chain: each reversed once (a reversal entry naming it; `credited` down by its
+ * amount), in one transaction. A deposit the new chain holds again is credited again when its block is read.
+ */
+export async function reverseDeposits(db: Db, credits: EntryRow[]): Promise<number> {
+  if (credits.length === 0) return 0;
+  return db.transaction(async (tx) => {
+    let reversed = 0;
+    for (const c of credits) {
+      const [entry] = await tx
+        .insert(sponsorshipEntries)
+        .values({
+          id: newId("sponsorshipEntry"),
+          projectId: c.projectId,
+          livemode: c.livemode,
+          chainId: c.chainId,
+          kind: "reversal",
+          amount: c.amount,
+          usd: c.usd,
+          cause: "deposit",
+          reference: c.reference,
+          note: `block ${c.blockNumber} (${c.blockHash}) left the chain`,
+          blockNumber: c.blockNumber,
+          blockHash: c.blockHash,
+          reverses: c.id,
+        })
+        .onConflictDoNothing()
+        .returning({ id: sponsorshipEntries.id });
+      if (!entry) continue;
+      await tx
+        .update(sponsorshipBalances)
+        .set({ credited: sql`${sponsorshipBalances.credited} - ${c.amount}::numeric`, updatedAt: sql`now()` })
+        .where(and(eq(sponsorshipBalances.projectId, c.projectId), eq(sponsorshipBalances.livemode, c.livemode), eq(sponsorshipBalances.chainId, c.chainId)));
+      reversed++;
+      log.warn({ chainId: c.chainId, projectId: c.projectId, reference: c.reference, amount: c.amount, blockNumber: c.blockNumber }, "sponsorship deposit reversed: its block left the chain");
+    }
+    return reversed;
+  });
 }
