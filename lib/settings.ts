@@ -552,8 +552,9 @@ export const SETTING_GROUPS = [
       {
         name: "RELAY_MINE_TIMEOUT_MS",
         type: "number",
-        default: "`600000`",
-        description: "how long the relayer waits for a bundle to be mined before giving up",
+        default: "`120000`",
+        description:
+          "how long the relayer waits for a bundle to be mined before its ops go to another bundle (a bundle the node lost, or one stuck behind a lost nonce, is found and sent again within a few blocks)",
         readBy: ["lib/chain/relayer/config.ts"],
       },
       {

@@ -163,8 +163,8 @@ describe("refusals: nothing is sent", () => {
     const { body: player } = await call("POST", "/v1/players", { key, json: {} });
     const body = (extra: Record<string, unknown>) => ({ chainId: 31337, player: player.id, interactions: [deposit(player.id)], ...extra });
     expect(expectError(await call("POST", "/v1/transaction_intents", { key, json: body({ policy: policy.id }) }), 402)).toMatchObject({
-      code: "rate_limited",
-      message: expect.stringMatching(/over the 1000 wei per transaction/),
+      code: "max_cost_exceeded",
+      message: expect.stringMatching(/\(\d+ gas at up to \d+ wei per gas\), over the 1000 wei per transaction/),
       details: { remaining: "1000" },
     });
     expect(expectError(await call("POST", "/v1/transaction_intents", { key, json: body({}) }), 400).message).toMatch(/ETH|funds|balance/i);

@@ -177,7 +177,7 @@ describe("budgets", () => {
     try {
       const plain = await policy(31337);
       const capped = expectError(await intent(31337, plain.id, account.id), 402);
-      expect(capped).toMatchObject({ code: "rate_limited", message: expect.stringMatching(/SPONSOR_MAX_COST_WEI/), details: { policy: plain.id, remaining: "1000" } });
+      expect(capped).toMatchObject({ code: "max_cost_exceeded", message: expect.stringMatching(/\d+ gas at up to \d+ wei per gas\), over the 1000 wei per operation.*SPONSOR_MAX_COST_WEI/), details: { policy: plain.id, remaining: "1000" } });
       expect(capped.details).not.toHaveProperty("rule");
       // ...while a USD budget per operation of its own replaces it.
       const roomy = await policy(31337, [{ type: "budget", amount: "100", currency: "usd", scope: "operation" }]);

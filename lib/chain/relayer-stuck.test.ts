@@ -107,3 +107,77 @@ test("a bundle stuck in the mempool is resubmitted with the same nonce and fees 
     await rpc("evm_setAutomine", [true]);
   }
 });
+
+/** A sponsored op of a fresh account that deploys it and calls nothing else: a real op, a few hundred thousand gas. */
+const simpleOp = () => signedOp(chain, freshAccount(), { callData: "0x", sponsored: true });
+
+/** The executors' transactions the node holds in its pool (pending and queued). */
+async function pooled(): Promise<number> {
+  const content = (await rpc("txpool_content")) as { pending: Record<string, object>; queued: Record<string, object> };
+  const ours = new Set(executorAddresses(chain).map((a) => a.toLowerCase()));
+  let n = 0;
+  for (const section of [content.pending, content.queued]) {
+    for (const [from, txs] of Object.entries(section)) if (ours.has(from.toLowerCase())) n += Object.keys(txs).length;
+  }
+  return n;
+}
+
+test("a reorg that takes an executor's mined bundle: its next bundle takes the freed nonce, never waits above it", async () => {
+  configureRelayer({ executors: 1, executorOffset: 40 });
+  const client = publicClient(chain);
+  const [executor] = executorAddresses(chain);
+  await enqueue(chain, await simpleOp());
+  const snapshot = await rpc("evm_snapshot");
+  const before = await client.getTransactionCount({ address: executor!, blockTag: "latest" });
+  const first = await enqueue(chain, await simpleOp());
+  expect(await client.getTransactionCount({ address: executor!, blockTag: "latest" })).toBe(before + 1);
+  // The block with that bundle leaves the chain: the executor's nonce on chain is back where it was.
+  await rpc("evm_revert", [snapshot]);
+  await rpc("anvil_mine", ["0x2"]);
+  await expect(client.getTransactionReceipt({ hash: first.transactionHash })).rejects.toThrow();
+  const sent: { nonce: bigint }[] = [];
+  const onSent = (event: { nonce: bigint }) => sent.push(event);
+  relayerEvents().on("bundle:sent", onSent);
+  try {
+    const started = Date.now();
+    const next = await enqueue(chain, await simpleOp());
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(sent[0]!.nonce).toBe(BigInt(before));
+    expect((await client.getTransactionReceipt({ hash: next.transactionHash })).status).toBe("success");
+    expect(await pooled()).toBe(0);
+  } finally {
+    relayerEvents().off("bundle:sent", onSent);
+  }
+}, 60_000);
+
+test("the node loses a nonce below a waiting bundle (a reorg took the block): the gap is filled within a few blocks and the bundle lands", async () => {
+  configureRelayer({ executors: 1, executorOffset: 41, bumpAfterMs: 60_000 });
+  const client = publicClient(chain);
+  const [executor] = executorAddresses(chain);
+  await enqueue(chain, await simpleOp());
+  const snapshot = await rpc("evm_snapshot");
+  const gone = await enqueue(chain, await simpleOp()); // mined at nonce n, then reorged away
+  const filled: { nonce: bigint }[] = [];
+  const onFilled = (event: { nonce: bigint }) => filled.push(event);
+  relayerEvents().on("nonce:filled", onFilled);
+  await rpc("evm_setAutomine", [false]);
+  try {
+    const waiting = enqueue(chain, await simpleOp()); // sent at n + 1, not mined yet
+    for (let i = 0; i < 100 && (await pooled()) < 1; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await rpc("evm_revert", [snapshot]);
+    const n = BigInt(await client.getTransactionCount({ address: executor!, blockTag: "latest" }));
+    await expect(client.getTransactionReceipt({ hash: gone.transactionHash })).rejects.toThrow();
+    // Blocks come again, one a second: nothing of ours can be mined at n + 1 until n is used.
+    await rpc("evm_setIntervalMining", [1]);
+    const started = Date.now();
+    const landed = await waiting;
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect((await client.getTransactionReceipt({ hash: landed.transactionHash })).status).toBe("success");
+    expect(filled.map((f) => f.nonce)).toContain(n);
+    expect(await pooled()).toBe(0);
+  } finally {
+    relayerEvents().off("nonce:filled", onFilled);
+    await rpc("evm_setIntervalMining", [0]);
+    await rpc("evm_setAutomine", [true]);
+  }
+}, 60_000);

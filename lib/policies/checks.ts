@@ -214,9 +214,10 @@ export async function rateLimitChecks(checks: Checks, q: Queryable, policy: Poli
       const passed = request.maxCost <= limit;
       checks.add({
         ...base,
+        code: "max_cost_exceeded",
         passed,
         remaining: limit.toString(),
-        reason: passed ? `the operation may cost up to ${request.maxCost} wei, within the ${limit} wei per transaction` : `the operation may cost up to ${request.maxCost} wei, over the ${limit} wei per transaction`,
+        reason: passed ? `${mostCost(request)}, within the ${limit} wei per transaction` : `${mostCost(request)}, over the ${limit} wei per transaction`,
       });
       continue;
     }
@@ -293,13 +294,23 @@ export function maxCostCheck(checks: Checks, policy: PolicyRow, rules: PolicyRul
   checks.add({
     rule: null,
     type: "max_cost",
-    code: "rate_limited",
+    code: "max_cost_exceeded",
     passed,
     remaining: cap.toString(),
     reason: passed
-      ? `the operation may cost up to ${request.maxCost} wei, within the ${cap} wei per operation this service sponsors when a policy has no per-operation limit (SPONSOR_MAX_COST_WEI)`
-      : `the operation may cost up to ${request.maxCost} wei, over the ${cap} wei per operation this service sponsors when a policy has no gas_per_transaction rule or budget per operation (SPONSOR_MAX_COST_WEI)`,
+      ? `${mostCost(request)}, within the ${cap} wei per operation this service sponsors when a policy has no per-operation limit (SPONSOR_MAX_COST_WEI)`
+      : `${mostCost(request)}, over the ${cap} wei per operation this service sponsors when a policy has no gas_per_transaction rule or budget per operation (SPONSOR_MAX_COST_WEI)`,
   });
+}
+
+/**
+ * What an operation may cost, with where it comes from: its gas limits (all of them, the paymaster's validation counted
+ * as the EntryPoint counts it) at its maxFeePerGas, which follows the chain's base fee (twice it, plus the tip).
+ */
+function mostCost(request: SponsorshipRequest): string {
+  const fee = request.maxFeePerGas;
+  if (!fee) return `the operation may cost up to ${request.maxCost} wei`;
+  return `the operation may cost up to ${request.maxCost} wei (${request.maxCost / fee} gas at up to ${fee} wei per gas)`;
 }
 
 const PERIOD_WORDS: Record<string, string> = { day: "today (UTC)", week: "this week (UTC, from Monday)", month: "this month (UTC)", total: "in total" };

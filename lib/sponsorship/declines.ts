@@ -14,6 +14,7 @@ export const DECLINE_CODES = [
   "webhook_declined",
   "no_matching_rule",
   "rate_limited",
+  "max_cost_exceeded",
   "policy_disabled",
 ] as const;
 export type DeclineCode = (typeof DECLINE_CODES)[number];

@@ -24,7 +24,10 @@ export interface RelayerConfig {
   maxBundleGas: bigint;
   /** Resubmit with fees +12.5% when a bundle is not mined within this (RELAY_BUMP_AFTER_MS; dev chains 3 s, others 30 s). */
   bumpAfterMs: number | null;
-  /** Give up waiting for a bundle after this (RELAY_MINE_TIMEOUT_MS, 10 min). */
+  /**
+   * Give up waiting for a bundle after this (RELAY_MINE_TIMEOUT_MS, 2 min): its ops go to another bundle. A bundle the
+   * node lost is found within a few blocks and sent again before then (waitMined).
+   */
   mineTimeoutMs: number;
   /** Receipt polling interval (RELAY_POLL_MS; dev chains 20 ms, others 1 s). */
   pollMs: number | null;
@@ -43,7 +46,7 @@ function configFromEnv(): RelayerConfig {
     maxBundleSize: Math.max(1, Math.floor(envNumber("RELAY_MAX_BUNDLE", 50, NON_NEGATIVE))),
     maxBundleGas: BigInt(Math.floor(envNumber("RELAY_MAX_BUNDLE_GAS", 10_000_000, NON_NEGATIVE))),
     bumpAfterMs: envRaw("RELAY_BUMP_AFTER_MS") ? envNumber("RELAY_BUMP_AFTER_MS", 30_000, NON_NEGATIVE) : null,
-    mineTimeoutMs: envNumber("RELAY_MINE_TIMEOUT_MS", 600_000, NON_NEGATIVE),
+    mineTimeoutMs: envNumber("RELAY_MINE_TIMEOUT_MS", 120_000, NON_NEGATIVE),
     pollMs: envRaw("RELAY_POLL_MS") ? envNumber("RELAY_POLL_MS", 1_000, NON_NEGATIVE) : null,
     receiptLookbackBlocks: BigInt(Math.floor(envNumber("RELAY_RECEIPT_LOOKBACK_BLOCKS", 10_000, NON_NEGATIVE))),
   };
@@ -57,6 +60,11 @@ export interface Executor {
   lock: Promise<void>;
   /** Bundles sent and not yet mined. */
   inflight: number;
+  /**
+   * The hashes of what this process sent at each of its nonces not yet known mined: a nonce the node no longer holds a
+   * transaction of ours for (a reorg, a dropped pool) is a gap, filled so the nonces above it can be mined.
+   */
+  sent: Map<bigint, Hex[]>;
 }
 
 export type QueuedOp = Entry & {
@@ -109,6 +117,7 @@ export function relayFor(chain: ChainConfig): ChainRelay {
       nextNonce: null,
       lock: Promise.resolve(),
       inflight: 0,
+      sent: new Map(),
     }));
   }
   return relay;

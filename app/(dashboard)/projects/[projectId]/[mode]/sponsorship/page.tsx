@@ -30,7 +30,8 @@ const DECLINE_WORDS: Record<DeclineCode, string> = {
   gas_price_too_high: "The fee per gas was above a gas price rule's ceiling.",
   webhook_declined: "Your approval webhook said no (or failed, with onError decline).",
   no_matching_rule: "No rule of the policy allows the call.",
-  rate_limited: "A rate limit was reached, or the most an operation may cost.",
+  rate_limited: "A rate limit was reached (count or gas per interval).",
+  max_cost_exceeded: "The most the operation may cost (its gas at its fee) is over the policy's per-transaction limit or the service's cap.",
   policy_disabled: "The policy was disabled.",
 };
 

@@ -1,0 +1,152 @@
+import { and, eq } from "drizzle-orm";
+import { parseEther, toHex, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { entryPointAbi } from "@/contracts/artifacts";
+import { startAnvil, type AnvilNode } from "@/lib/chain/anvil";
+import { publicClient } from "@/lib/chain/clients";
+import { serviceDeployment } from "@/lib/chain/contracts";
+import { findChain, type ChainConfig } from "@/lib/chain/registry";
+import { getDb } from "@/lib/db/client";
+import { accounts, chainLandings, sponsorshipEntries } from "@/lib/db/schema";
+import { prepareChain } from "@/lib/prepare-chains";
+import type { ProjectWithKeys } from "@/lib/projects/service";
+import { balanceOf } from "@/lib/sponsorship/ledger";
+import { call, newProject } from "./helpers/api";
+import { followed } from "./helpers/follow";
+import { landIntent } from "@/lib/intents/land-intent";
+import { intentRow, runInProcessOnly } from "./helpers/relay-fixtures";
+
+/**
+ * Reorgs (issue 40): a landing whose block leaves the chain goes back — the intent pending again and relayed again,
+ * its settlement reversed by a journal entry, its account no longer deployed until the op lands again — and a deposit
+ * credited in a removed block is reversed. evm_revert rewinds a whole chain: this runs on an anvil of its own.
+ */
+const CHAIN_ID = 31340;
+let node: AnvilNode;
+let chain: ChainConfig;
+let project: ProjectWithKeys;
+const saved = { LOCAL_CHAINS: process.env.LOCAL_CHAINS };
+
+const rpc = <T = unknown>(method: string, params: unknown[] = []) => publicClient(chain).request({ method: method as never, params: params as never }) as Promise<T>;
+
+beforeAll(async () => {
+  node = await startAnvil({ chainId: CHAIN_ID, port: 0, blockTime: 0 });
+  process.env.LOCAL_CHAINS = `${process.env.LOCAL_CHAINS},${CHAIN_ID}`;
+  process.env[`CHAIN_${CHAIN_ID}_RPC_URL`] = node.rpcUrl;
+  chain = findChain(CHAIN_ID)!;
+  await prepareChain(chain);
+  project = await newProject("reorgs");
+  // No background functions: the test lands intents and follows the chain itself, one step at a time.
+  await runInProcessOnly();
+}, 120_000);
+afterAll(async () => {
+  process.env.LOCAL_CHAINS = saved.LOCAL_CHAINS;
+  delete process.env[`CHAIN_${CHAIN_ID}_RPC_URL`];
+  await node?.stop();
+});
+
+async function openPolicy(key: string) {
+  const policy = await call("POST", "/v1/policies", { key, json: { name: "reorg", chainId: CHAIN_ID, strategy: { sponsorSchema: "pay_for_user" } } });
+  expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+  const rule = await call("POST", "/v1/policy_rules", { key, json: { policy: policy.body.id, type: "contract_functions", wildcard: true, functionName: "All functions" } });
+  expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+  return policy.body.id as string;
+}
+
+const entriesOf = async (intentId: string) =>
+  (await (await getDb()).select().from(sponsorshipEntries).where(eq(sponsorshipEntries.intentId, intentId))).map((e) => ({ kind: e.kind, amount: e.amount })).sort((a, b) => a.kind.localeCompare(b.kind));
+
+describe("a reorg that removes a landing", () => {
+  it("sends the intent back, reverses its settlement, undeploys its account (its player's next intent waits for it), and lands it again: the books end as the chain", async () => {
+    const key = project.keys.test.secret;
+    const ctx = { projectId: project.id, livemode: false };
+    const db = await getDb();
+    const policy = await openPolicy(key);
+    const player = (await call("POST", "/v1/players", { key, json: { name: "reorged" } })).body;
+    const before = await balanceOf(db, ctx, CHAIN_ID);
+    const snapshot = await rpc<Hex>("evm_snapshot");
+
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    const created = await call("POST", "/v1/transaction_intents", { key, json: { chainId: CHAIN_ID, player: player.id, policy, interactions: [{ to, value: "0" }] } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(await landIntent(db, created.body.id)).toBe("landed");
+    const first = (await call("GET", `/v1/transaction_intents/${created.body.id}`, { key })).body;
+    await followed(CHAIN_ID);
+    const landed = await intentRow(created.body.id);
+    expect(landed.blockHash).toBe((await publicClient(chain).getBlock({ blockNumber: BigInt(landed.blockNumber!) })).hash!.toLowerCase());
+    const cost1 = BigInt(landed.gasCost!);
+    expect(await balanceOf(db, ctx, CHAIN_ID)).toMatchObject({ held: before.held, settled: before.settled + cost1 });
+    const [account] = await db.select().from(accounts).where(eq(accounts.id, landed.accountId));
+    expect(account!.deployed).toBe(true);
+
+    // The block leaves the chain: back to before the intent, and a longer chain without it.
+    await rpc("evm_revert", [snapshot]);
+    await rpc("anvil_mine", [toHex(3)]);
+    expect(await publicClient(chain).getCode({ address: account!.address as Hex })).toBeUndefined();
+    const reorged = await followed(CHAIN_ID);
+    expect(reorged.reorgs.length).toBeGreaterThanOrEqual(1);
+    const [gone] = await db.select().from(chainLandings).where(eq(chainLandings.transactionHash, first.response.transactionHash.toLowerCase()));
+    expect(gone!.status).toBe("removed");
+    // Never an edit: the settle entry stands, a reversal undoes it, and the hold is held again.
+    const reversal = await db.select().from(sponsorshipEntries).where(and(eq(sponsorshipEntries.intentId, created.body.id), eq(sponsorshipEntries.kind, "reversal")));
+    expect(reversal).toHaveLength(1);
+    expect(reversal[0]!.amount).toBe(cost1.toString());
+
+    // Sent back: pending, its account not deployed (the op that deployed it is gone).
+    expect(await intentRow(created.body.id)).toMatchObject({ status: "pending", transactionHash: null, blockHash: null, confirmedAt: null });
+    expect((await db.select().from(accounts).where(eq(accounts.id, landed.accountId)))[0]!.deployed).toBe(false);
+    // The player is not locked out: its next intent is accepted, built to run after the deployment its first op makes.
+    const next = await call("POST", "/v1/transaction_intents", { key, json: { chainId: CHAIN_ID, player: player.id, policy, interactions: [{ to, value: "0" }] } });
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
+    expect(next.body.userOperation.initCode).toBe("0x");
+
+    // Relayed again (the relayer's executor nonce follows the chain back): it lands in the chain as it is now, settled once more.
+    expect(await landIntent(db, created.body.id)).toBe("landed");
+    const again = await intentRow(created.body.id);
+    expect(again.status).toBe("successful");
+    expect(again.transactionHash).not.toBe(first.response.transactionHash);
+    const receipt = await publicClient(chain).getTransactionReceipt({ hash: again.transactionHash as Hex });
+    expect(receipt.blockHash.toLowerCase()).toBe(again.blockHash);
+    await followed(CHAIN_ID);
+    const cost2 = BigInt(again.gasCost!);
+    const kinds = (await entriesOf(created.body.id)).map((e) => e.kind);
+    expect(kinds.filter((k) => k === "settle")).toHaveLength(2);
+    expect(kinds.filter((k) => k === "reversal")).toHaveLength(1);
+    expect((await db.select().from(accounts).where(eq(accounts.id, landed.accountId)))[0]!.deployed).toBe(true);
+    expect(await landIntent(db, next.body.id)).toBe("landed");
+    expect((await intentRow(next.body.id)).status).toBe("successful");
+    await followed(CHAIN_ID);
+    const cost3 = BigInt((await intentRow(next.body.id)).gasCost!);
+    expect(await balanceOf(db, ctx, CHAIN_ID)).toMatchObject({ held: before.held, settled: before.settled + cost2 + cost3 });
+  }, 180_000);
+
+  it("reverses a deposit credited in a block that left the chain", async () => {
+    const key = project.keys.test.secret;
+    const ctx = { projectId: project.id, livemode: false };
+    const db = await getDb();
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const { body } = await call("GET", "/v1/settings/developer_accounts/message_to_sign", { key, query: { address: owner.address } });
+    const added = await call("POST", "/v1/settings/developer_accounts", { key, json: { address: owner.address, signature: await owner.signMessage({ message: body.message }) } });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    await rpc("anvil_setBalance", [owner.address, toHex(parseEther("10"))]);
+    await followed(CHAIN_ID);
+    const before = await balanceOf(db, ctx, CHAIN_ID);
+
+    const snapshot = await rpc<Hex>("evm_snapshot");
+    const { walletClient } = await import("@/lib/chain/clients");
+    const hash = await walletClient(chain, owner).writeContract({ address: serviceDeployment().entryPoint, abi: entryPointAbi, functionName: "depositTo", args: [serviceDeployment().paymaster], value: parseEther("0.5") });
+    await publicClient(chain).waitForTransactionReceipt({ hash });
+    const credited = await followed(CHAIN_ID);
+    expect(credited.deposits.filter((d) => d.outcome === "credited")).toHaveLength(1);
+    expect((await balanceOf(db, ctx, CHAIN_ID)).credited).toBe(before.credited + parseEther("0.5"));
+
+    await rpc("evm_revert", [snapshot]);
+    await rpc("anvil_mine", [toHex(3)]);
+    await followed(CHAIN_ID);
+    expect((await balanceOf(db, ctx, CHAIN_ID)).credited).toBe(before.credited);
+    const entries = await db.select().from(sponsorshipEntries).where(and(eq(sponsorshipEntries.projectId, project.id), eq(sponsorshipEntries.cause, "deposit")));
+    expect(entries.map((e) => e.kind).sort()).toEqual(["credit", "reversal"]);
+    expect(entries.find((e) => e.kind === "reversal")!.reverses).toBe(entries.find((e) => e.kind === "credit")!.id);
+  }, 120_000);
+});
