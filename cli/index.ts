@@ -6,7 +6,7 @@ import { findChain } from "@/lib/chain/registry";
 import { deployChains, describeChains, listChains } from "./chains";
 import { describeUpgrade, projectToUpgrade } from "./managed";
 import { describeMint, mintTestNft } from "./nft";
-import { describeCredit, describeStatus, joinNegativeAmounts, sponsorshipCommand, sponsorshipUsage, SponsorshipUsageError } from "./sponsorship";
+import { describeCredit, describeReconciliation, describeStatus, joinNegativeAmounts, sponsorshipCommand, sponsorshipUsage, SponsorshipUsageError } from "./sponsorship";
 import { describeRotation, rotateMaster } from "./keys";
 import { closeDb, EmbeddedDatabaseBusy, getDb } from "@/lib/db/client";
 import { embeddedOwner } from "@/lib/db/embedded";
@@ -104,6 +104,8 @@ function describe(cmd: AdminCommand, result: unknown): string {
       return describeCredit(result as Parameters<typeof describeCredit>[0]);
     case "sponsorship.status":
       return describeStatus(result as Parameters<typeof describeStatus>[0]);
+    case "sponsorship.reconcile":
+      return describeReconciliation(result as Parameters<typeof describeReconciliation>[0]);
   }
 }
 
@@ -121,6 +123,7 @@ async function main(argv: string[]) {
       "token-id": { type: "string" },
       amount: { type: "string" },
       note: { type: "string" },
+      from: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -164,6 +167,8 @@ async function main(argv: string[]) {
     const cmd = sponsorshipCommand(positionals.slice(1).join(" "), values);
     const result = await execute(cmd);
     console.log(values.json ? JSON.stringify(result, null, 2) : describe(cmd, result));
+    // A reconciliation that does not balance fails the command (scripts and cron jobs can alert on it).
+    if (cmd.command === "sponsorship.reconcile" && !(result as { balanced: boolean }).balanced) process.exitCode = 1;
     return;
   }
   if (verb === "keys rotate-master") {

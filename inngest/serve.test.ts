@@ -34,6 +34,7 @@ const MONITOR_FN = "smart-wallet-service-monitor-balances";
 const INDEX_FN = "smart-wallet-service-index-token-transfers";
 const RETENTION_FN = "smart-wallet-service-purge-expired-rows";
 const SPONSORSHIP_FN = "smart-wallet-service-watch-sponsorship";
+const RECONCILE_FN = "smart-wallet-service-reconcile-sponsorship";
 
 type Route = typeof import("@/app/api/inngest/route");
 type Method = "GET" | "PUT" | "POST";
@@ -193,7 +194,7 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     expect(sync.headers.get("x-inngest-sync-kind")).toBe("in_band");
     expect(sync.body).toMatchObject({ app_id: "smart-wallet-service", url: APP_URL, framework: "nextjs" });
     const functions = sync.body.functions as { id: string; triggers: unknown[]; steps: { step: { runtime: { url: string }; retries: { attempts: number } } } }[];
-    expect(functions.map((f) => f.id).sort()).toEqual([EXPIRE_FN, WEBHOOK_FN, INDEX_FN, MONITOR_FN, RETENTION_FN, RELAY_ALONE_FN, RELAY_FN, UNSETTLED_FN, SPONSORSHIP_FN]);
+    expect(functions.map((f) => f.id).sort()).toEqual([EXPIRE_FN, WEBHOOK_FN, INDEX_FN, MONITOR_FN, RETENTION_FN, RECONCILE_FN, RELAY_ALONE_FN, RELAY_FN, UNSETTLED_FN, SPONSORSHIP_FN]);
     const byId = Object.fromEntries(functions.map((f) => [f.id, f]));
     expect(byId[RELAY_FN]!.triggers).toEqual([{ event: "transaction_intent/relay" }]);
     // Inngest gathers the relay's events into batches of up to 50, for at most a second.
@@ -207,8 +208,9 @@ describe("/api/inngest with INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY set", () =
     expect(byId[INDEX_FN]!.triggers).toEqual([{ cron: "* * * * *" }]);
     expect(byId[RETENTION_FN]!.triggers).toEqual([{ cron: "17 * * * *" }]);
     expect(byId[SPONSORSHIP_FN]!.triggers).toEqual([{ cron: "* * * * *" }]);
+    expect(byId[RECONCILE_FN]!.triggers).toEqual([{ cron: "*/5 * * * *" }]);
     for (const f of functions) {
-      expect(f.steps.step.retries.attempts).toBe([UNSETTLED_FN, MONITOR_FN, INDEX_FN, RETENTION_FN, SPONSORSHIP_FN].includes(f.id) ? 2 : 10);
+      expect(f.steps.step.retries.attempts).toBe([UNSETTLED_FN, MONITOR_FN, INDEX_FN, RETENTION_FN, SPONSORSHIP_FN, RECONCILE_FN].includes(f.id) ? 2 : 10);
       const stepUrl = new URL(f.steps.step.runtime.url);
       expect(`${stepUrl.origin}${stepUrl.pathname}`).toBe(APP_URL);
       expect(stepUrl.searchParams.get("fnId")).toBe(f.id);

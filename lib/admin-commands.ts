@@ -1,6 +1,8 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { ApiError } from "@/lib/errors";
+import { findChain } from "@/lib/chain/registry";
+import { reconcileChain } from "@/lib/follower/reconcile";
 import { creditProject, sponsorshipStatus } from "@/lib/sponsorship/admin";
 import { issueClaimToken } from "@/lib/projects/claims";
 import { createProject, listProjects, rollKeys } from "@/lib/projects/service";
@@ -23,6 +25,12 @@ export const adminCommand = z.discriminatedUnion("command", [
     reference: z.string().min(1).max(300),
   }),
   z.object({ command: z.literal("sponsorship.status"), chainId: z.number().int().positive().optional() }),
+  z.object({
+    command: z.literal("sponsorship.reconcile"),
+    chainId: z.number().int().positive(),
+    from: z.number().int().nonnegative().optional(),
+    to: z.number().int().nonnegative().optional(),
+  }),
 ]);
 
 export type AdminCommand = z.infer<typeof adminCommand>;
@@ -51,6 +59,11 @@ export async function runAdminCommand(db: Db, cmd: AdminCommand): Promise<unknow
         if (err instanceof ApiError) throw new AdminCommandError(err.message);
         throw err;
       }
+    case "sponsorship.reconcile": {
+      const chain = findChain(cmd.chainId);
+      if (!chain) throw new AdminCommandError(`No configured chain ${cmd.chainId}; see npm run cli -- chain list`);
+      return reconcileChain(db, chain, { from: cmd.from, to: cmd.to });
+    }
     case "keys.roll": {
       const keys: Record<string, unknown> = {};
       for (const mode of cmd.modes) {

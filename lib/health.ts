@@ -4,6 +4,7 @@ import { supportedChains } from "@/lib/chain/registry";
 import { getDb } from "@/lib/db/client";
 import { jobRunnerHealth } from "@/lib/jobs/port";
 import { isDraining } from "@/lib/shutdown";
+import { latestReconciliations } from "@/lib/follower/reconcile";
 import { coverage } from "@/lib/sponsorship/coverage";
 import { processSingleton } from "@/lib/singleton";
 
@@ -20,11 +21,13 @@ interface Check {
 /**
  * ready: serve traffic. degraded: serve traffic (still 200), but the operator must act: our paymaster's deposit on
  * some chain no longer covers what the projects' sponsorship balances allow them to spend there (`uncovered` names
- * those chains; `npm run cli -- sponsorship status` shows the amounts). not_ready: take this process out (503).
+ * those chains; `npm run cli -- sponsorship status` shows the amounts), or the latest reconciliation of a chain found
+ * the ledger is not the chain (`unbalanced`: unattributed spend or a mismatch; `npm run cli -- sponsorship reconcile`
+ * shows which operations). not_ready: take this process out (503).
  */
 export interface Readiness {
   status: "ready" | "degraded" | "not_ready";
-  checks: { database: Check; chains: Record<string, Check>; runner: Check; shutdown: Check; sponsorship: Check };
+  checks: { database: Check; chains: Record<string, Check>; runner: Check; shutdown: Check; sponsorship: Check; reconciliation: Check };
 }
 
 async function timed(check: () => Promise<Record<string, unknown>>): Promise<Check> {
@@ -44,7 +47,7 @@ async function timed(check: () => Promise<Record<string, unknown>>): Promise<Che
 
 async function check(): Promise<Readiness> {
   const chains = supportedChains();
-  const [database, sponsorship, ...chainChecks] = await Promise.all([
+  const [database, sponsorship, reconciled, ...chainChecks] = await Promise.all([
     timed(async () => {
       await (await getDb()).execute(sql`select 1`);
       return {};
@@ -53,6 +56,12 @@ async function check(): Promise<Readiness> {
     timed(async () => {
       const chainsCovered = await coverage(await getDb(), { chains });
       return { uncovered: chainsCovered.filter((c) => c.covered === false).map((c) => String(c.chainId)) };
+    }),
+    // The background reconciliation's latest rows (inngest/functions/reconcile.ts): no chain read here.
+    timed(async () => {
+      const rows = await latestReconciliations(await getDb());
+      const off = rows.filter((r) => r.mismatchWei !== "0" || r.unattributedEvents > 0);
+      return { unbalanced: [...new Set(off.map((r) => String(r.chainId)))] };
     }),
     ...chains.map((chain) => timed(async () => ({ block: Number(await publicClient(chain).getBlockNumber({ cacheTime: 0 })) }))),
   ]);
@@ -63,8 +72,9 @@ async function check(): Promise<Readiness> {
   // Only chains known to be short fail it: a coverage that could not be read (the database or a chain, each checked
   // above, or the check timing out: its `error`) degrades nothing by itself.
   const covered: Check = { ...sponsorship, ok: ((sponsorship.uncovered as string[] | undefined) ?? []).length === 0 };
-  const status = !ok ? "not_ready" : covered.ok ? "ready" : "degraded";
-  return { status, checks: { database, chains: byChain, runner, shutdown, sponsorship: covered } };
+  const reconciliation: Check = { ...reconciled, ok: ((reconciled.unbalanced as string[] | undefined) ?? []).length === 0 };
+  const status = !ok ? "not_ready" : covered.ok && reconciliation.ok ? "ready" : "degraded";
+  return { status, checks: { database, chains: byChain, runner, shutdown, sponsorship: covered, reconciliation } };
 }
 
 const state = processSingleton("readiness", () => ({ last: undefined as { at: number; result: Promise<Readiness> } | undefined }));

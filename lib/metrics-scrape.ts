@@ -1,7 +1,8 @@
 import { count, inArray, sql } from "drizzle-orm";
 import { Gauge } from "prom-client";
 import { getDbHandle } from "@/lib/db/client";
-import { functionRuns, transactionIntents } from "@/lib/db/schema";
+import { chainLandings, functionRuns, transactionIntents } from "@/lib/db/schema";
+import { latestReconciliations } from "@/lib/follower/reconcile";
 import { metrics } from "@/lib/metrics";
 import { coverage } from "@/lib/sponsorship/coverage";
 import { processSingleton } from "@/lib/singleton";
@@ -21,6 +22,19 @@ function create() {
     deposit: new Gauge({ name: "sponsorship_paymaster_deposit_wei", help: "Our paymaster's EntryPoint deposit per chain, as last read (cached SPONSORSHIP_DEPOSIT_CACHE_SECONDS)", labelNames: ["chain"], registers }),
     balances: new Gauge({ name: "sponsorship_project_balances_wei", help: "What all projects may still spend per chain: the sum of their sponsorship balances' available + held", labelNames: ["chain"], registers }),
     covered: new Gauge({ name: "sponsorship_deposit_covered", help: "1 when the paymaster's deposit covers the projects' balances on the chain, 0 when not (absent when the deposit could not be read)", labelNames: ["chain"], registers }),
+    unattributed: new Gauge({
+      name: "sponsorship_unattributed_wei_total",
+      help: "actualGasCost our paymasters paid, since the ledger began, for operations no signature of ours answers for (the operator's), per chain",
+      labelNames: ["chain"],
+      registers,
+    }),
+    mismatch: new Gauge({
+      name: "sponsorship_reconcile_mismatch_wei",
+      help: "The latest reconciliation's chain sum of actualGasCost less the ledger's settlements and unattributed spend, per chain and paymaster (0: the ledger is the chain)",
+      labelNames: ["chain", "paymaster"],
+      registers,
+    }),
+    stale: new Gauge({ name: "sponsorship_stale_holds", help: "Holds the latest reconciliation found held for signatures that can no longer land, per chain", labelNames: ["chain"], registers }),
   };
 }
 
@@ -31,7 +45,7 @@ const UNSETTLED = ["awaiting_signature", "pending", "broadcast"] as const;
 /** The metrics in Prometheus's text format, the database-read gauges refreshed first. */
 export async function scrapeMetrics(): Promise<{ body: string; contentType: string }> {
   const { db, embedded } = await getDbHandle();
-  const [runs, intents, connections, chains] = await Promise.all([
+  const [runs, intents, connections, chains, unattributed, reconciled] = await Promise.all([
     db
       .select({
         functionId: functionRuns.functionId,
@@ -51,6 +65,12 @@ export async function scrapeMetrics(): Promise<{ body: string; contentType: stri
       : db.execute<{ state: string | null; n: number }>(sql`select coalesce(state, 'unknown') as state, count(*)::int as n from pg_stat_activity where datname = current_database() group by 1`),
     // Deposits from their cache: scrapes in a burst read each chain once.
     coverage(db),
+    db
+      .select({ chainId: chainLandings.chainId, wei: sql<string>`coalesce(sum(${chainLandings.actualGasCost}), 0)::text` })
+      .from(chainLandings)
+      .where(sql`${chainLandings.projectId} is null and ${chainLandings.status} = 'settled'`)
+      .groupBy(chainLandings.chainId),
+    latestReconciliations(db),
   ]);
   gauges.runs.reset();
   for (const r of runs) gauges.runs.set({ function: r.functionId, state: r.state }, r.n);
@@ -66,6 +86,14 @@ export async function scrapeMetrics(): Promise<{ body: string; contentType: stri
     gauges.balances.set({ chain }, Number(c.balances));
     if (c.deposit !== null) gauges.deposit.set({ chain }, Number(c.deposit));
     if (c.covered !== null) gauges.covered.set({ chain }, c.covered ? 1 : 0);
+  }
+  gauges.unattributed.reset();
+  for (const c of chains) gauges.unattributed.set({ chain: String(c.chainId) }, Number(unattributed.find((u) => u.chainId === c.chainId)?.wei ?? 0));
+  gauges.mismatch.reset();
+  gauges.stale.reset();
+  for (const r of reconciled) {
+    gauges.mismatch.set({ chain: String(r.chainId), paymaster: r.paymaster }, Number(r.mismatchWei));
+    gauges.stale.set({ chain: String(r.chainId) }, r.staleHolds);
   }
   return { body: await metrics.registry.metrics(), contentType: metrics.registry.contentType };
 }

@@ -40,12 +40,6 @@ function create() {
     runSeconds: new Histogram({ name: "runner_execution_seconds", help: "Time a background function executed before it ended, slept or was retried", labelNames: ["function"], buckets: seconds, registers: [registry] }),
     takeovers: new Counter({ name: "runner_lease_takeovers_total", help: "Runs taken over from a process whose lease expired", labelNames: ["function"], registers: [registry] }),
     deliveries: new Counter({ name: "deliveries_total", help: "Webhook and trigger delivery attempts by kind and outcome", labelNames: ["kind", "outcome"], registers: [registry] }),
-    unattributedWei: new Counter({
-      name: "sponsorship_unattributed_wei_total",
-      help: "actualGasCost our paymasters paid for operations no signature of ours answers for (the operator's), as this process settled them at the confirmation depth",
-      labelNames: ["chain"],
-      registers: [registry],
-    }),
     reorgs: new Counter({ name: "chain_reorgs_total", help: "Reorgs the chain follower found (a block it had read left the chain)", labelNames: ["chain"], registers: [registry] }),
   };
 }

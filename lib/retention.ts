@@ -3,16 +3,19 @@ import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import { envNumber } from "@/lib/config";
 import type { Db } from "@/lib/db/client";
 import {
+  chainLandings,
   functionRuns,
   oauthSignins,
   outboundEvents,
   playerCredentialTokens,
+  paymasterSignatures,
   playerSessions,
   requestLogs,
   sponsoredOperations,
   sponsorshipDeclines,
   sponsorshipEntries,
   sponsorshipHolds,
+  sponsorshipReconciliations,
   webhookDeliveries,
 } from "@/lib/db/schema";
 
@@ -49,6 +52,8 @@ export const retentionSettings = () => ({
    * is never deleted, nor are credits and corrections; the balances are running totals and keep every amount.
    */
   sponsorshipHoldDays: envNumber("SPONSORSHIP_HOLD_RETENTION_DAYS", 400, { min: 0 }),
+  /** The background reconciliations of the ledger with the chains (each run's rows), counted from when they were made. */
+  reconciliationDays: envNumber("SPONSORSHIP_RECONCILIATION_RETENTION_DAYS", 30, { min: 0 }),
   /** Rows deleted per statement: each batch is a short statement, so a large backlog never holds locks for long. */
   batchSize: envNumber("RETENTION_BATCH_SIZE", 5000, { above: 0, integer: true }),
   /** Batches per table per sweep: a backlog beyond that is left to the next sweep. */
@@ -99,6 +104,23 @@ export const PURGES = {
     table: sponsorshipHolds,
     key: sponsorshipHolds.id,
     due: (s) => and(lt(sponsorshipHolds.createdAt, before(s.sponsorshipHoldDays)), ne(sponsorshipHolds.status, "held"))!,
+  },
+  // Our paymasters' signatures and the landings read from the chain go with the holds they are for (same age), never
+  // while a signature may still land or a landing awaits its settlement.
+  paymasterSignatures: {
+    table: paymasterSignatures,
+    key: paymasterSignatures.id,
+    due: (s) => and(lt(paymasterSignatures.createdAt, before(s.sponsorshipHoldDays)), ne(paymasterSignatures.status, "live"))!,
+  },
+  chainLandings: {
+    table: chainLandings,
+    key: chainLandings.id,
+    due: (s) => and(lt(chainLandings.createdAt, before(s.sponsorshipHoldDays)), ne(chainLandings.status, "seen"))!,
+  },
+  sponsorshipReconciliations: {
+    table: sponsorshipReconciliations,
+    key: sponsorshipReconciliations.id,
+    due: (s) => lt(sponsorshipReconciliations.createdAt, before(s.reconciliationDays)),
   },
   // A run still queued or running is never due, however old: it is work not done yet.
   functionRuns: {

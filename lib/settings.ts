@@ -687,6 +687,21 @@ export const SETTING_GROUPS = [
         readBy: ["lib/sponsorship/depth.ts"],
       },
       {
+        name: "SPONSORSHIP_RECONCILE",
+        type: "flag",
+        default: "`true`",
+        description: "`false` turns the background reconciliation off (the CLI's `sponsorship reconcile` still works; `/readyz` then has nothing to report)",
+        readBy: ["lib/follower/reconcile.ts"],
+      },
+      {
+        name: "SPONSORSHIP_RECONCILE_BLOCKS",
+        type: "integer",
+        default: "`10000`",
+        description:
+          "blocks back from the confirmed head the background reconciliation compares with the ledger every five minutes (`npm run cli -- sponsorship reconcile` takes any range; see [reconciliation](sponsorship.md#reconciliation))",
+        readBy: ["lib/follower/reconcile.ts"],
+      },
+      {
         name: "SPONSORSHIP_DEPOSIT_CACHE_SECONDS",
         type: "number",
         default: "`30`",
@@ -913,6 +928,13 @@ export const SETTING_GROUPS = [
         default: "`400`",
         description:
           "settled or released sponsorship holds and their ledger entries are deleted this many days after the hold (budgets count holds up to this far back); credits, corrections and live holds never",
+        readBy: ["lib/retention.ts"],
+      },
+      {
+        name: "SPONSORSHIP_RECONCILIATION_RETENTION_DAYS",
+        type: "number",
+        default: "`30`",
+        description: "days the background reconciliations of the ledger with the chains are kept",
         readBy: ["lib/retention.ts"],
       },
       {

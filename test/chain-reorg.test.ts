@@ -16,6 +16,17 @@ import { call, newProject } from "./helpers/api";
 import { followed } from "./helpers/follow";
 import { landIntent } from "@/lib/intents/land-intent";
 import { intentRow, runInProcessOnly } from "./helpers/relay-fixtures";
+import { InngestTestEngine } from "@inngest/test";
+import { vi } from "vitest";
+import { GET as readyRoute } from "@/app/readyz/route";
+import { describeReconciliation, sponsorshipCommand } from "@/cli/sponsorship";
+import { CRON_EVENT } from "@/inngest/runner";
+import { reconcileSponsorship } from "@/inngest/functions/reconcile";
+import { runAdminCommand } from "@/lib/admin-commands";
+import { submitUserOperations } from "@/lib/chain/relayer/testing";
+import { freshAccount, signedOp } from "@/lib/chain/testing";
+import type { ChainReconciliation } from "@/lib/follower/reconcile";
+import { scrapeMetrics } from "@/lib/metrics-scrape";
 
 /**
  * Reorgs (issue 40): a landing whose block leaves the chain goes back — the intent pending again and relayed again,
@@ -148,5 +159,48 @@ describe("a reorg that removes a landing", () => {
     const entries = await db.select().from(sponsorshipEntries).where(and(eq(sponsorshipEntries.projectId, project.id), eq(sponsorshipEntries.cause, "deposit")));
     expect(entries.map((e) => e.kind).sort()).toEqual(["credit", "reversal"]);
     expect(entries.find((e) => e.kind === "reversal")!.reverses).toBe(entries.find((e) => e.kind === "credit")!.id);
+  }, 120_000);
+});
+
+describe("reconciliation", () => {
+  it("finds the books equal to the chain after the reorgs, then an operation our paymaster paid that no signature of ours answers for", async () => {
+    const db = await getDb();
+    await followed(CHAIN_ID);
+    const reconcile = async () => (await runAdminCommand(db, sponsorshipCommand("reconcile", { chain: String(CHAIN_ID) }))) as ChainReconciliation;
+    const clean = await reconcile();
+    expect(clean).toMatchObject({ chainId: CHAIN_ID, fromBlock: 0, balanced: true, staleHolds: { count: 0 } });
+    const v06 = clean.paymasters.find((p) => p.version === "0.6")!;
+    // The reorged landing is not counted; its landing again is, once.
+    expect(v06.chain.events).toBeGreaterThanOrEqual(2);
+    expect(v06.settledWei).toBe(v06.chain.wei);
+    for (const p of clean.paymasters) expect(p).toMatchObject({ mismatchWei: "0", unattributed: { events: 0 }, missing: { events: 0 } });
+    expect(describeReconciliation(clean)).toMatch(/The ledger is the chain\./);
+
+    // Signed with our paymaster's key outside any record (a leaked signer key would do this, or a bug): paid, unattributed.
+    const bundle = await submitUserOperations(chain, [await signedOp(chain, freshAccount(), { callData: "0x", sponsored: true })]);
+    const cost = bundle.included[0]!.receipt.actualGasCost;
+    await followed(CHAIN_ID);
+    const found = await reconcile();
+    const paid = found.paymasters.find((p) => p.version === "0.6")!;
+    expect(found.balanced).toBe(false);
+    expect(paid).toMatchObject({ unattributed: { events: 1, wei: cost.toString() }, mismatchWei: "0" });
+    expect(paid.unattributed.sample[0]).toMatchObject({ userOpHash: bundle.included[0]!.userOpHash.toLowerCase(), actualGasCost: cost.toString() });
+    expect(describeReconciliation(found)).toMatch(/unattributed \(the operator's\): 0x[0-9a-f]{64}.*NOT BALANCED/s);
+
+    // The background function records it: /readyz degraded naming the chain, /metrics counting the unattributed wei.
+    vi.stubEnv("SPONSORSHIP_RECONCILE", "true");
+    try {
+      const { result } = await new InngestTestEngine({ function: reconcileSponsorship, events: [{ name: CRON_EVENT, data: { cron: "*/5 * * * *" } }] }).execute();
+      expect((result as { chains: { chainId: number; balanced: boolean }[] }).chains).toContainEqual({ chainId: CHAIN_ID, balanced: false });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    await new Promise((r) => setTimeout(r, 1100)); // past the cached answer of an earlier probe
+    const ready = await (await readyRoute()).json();
+    expect(ready.checks.reconciliation).toMatchObject({ ok: false, unbalanced: [String(CHAIN_ID)] });
+    expect(ready.status).not.toBe("ready");
+    const metrics = (await scrapeMetrics()).body;
+    expect(metrics).toContain(`sponsorship_unattributed_wei_total{chain="${CHAIN_ID}"} ${cost}`);
+    expect(metrics).toMatch(new RegExp(`sponsorship_reconcile_mismatch_wei\\{chain="${CHAIN_ID}",paymaster="0x[0-9a-f]{40}"\\} 0`));
   }, 120_000);
 });

@@ -17,7 +17,11 @@ const NOW = new Date("2025-06-15T12:00:00Z");
 const MILLI = parseEther("0.001");
 
 /** A journal entry as the ledger writes it, at `at`. */
-async function entry(ctx: ProjectContext, at: string, values: { chainId?: number; kind?: "settle" | "hold" | "release" | "credit"; amount: bigint; usd?: string | null; playerId?: string | null }) {
+async function entry(
+  ctx: ProjectContext,
+  at: string,
+  values: { chainId?: number; kind?: "settle" | "hold" | "release" | "credit" | "reversal"; cause?: "deposit"; amount: bigint; usd?: string | null; playerId?: string | null },
+) {
   await (await getDb()).insert(sponsorshipEntries).values({
     id: newId("sponsorshipEntry"),
     ...ctx,
@@ -25,7 +29,7 @@ async function entry(ctx: ProjectContext, at: string, values: { chainId?: number
     kind: values.kind ?? "settle",
     amount: values.amount.toString(),
     usd: values.usd ?? null,
-    cause: values.kind === "credit" ? "funding" : "intent",
+    cause: values.cause ?? (values.kind === "credit" ? "funding" : "intent"),
     playerId: values.playerId ?? null,
     createdAt: new Date(at),
   });
@@ -57,12 +61,16 @@ beforeAll(async () => {
   await entry(spend, "2025-06-15T00:00:00Z", { amount: 2n * MILLI, usd: "4.000000" });
   await entry(spend, "2025-06-15T11:00:00Z", { amount: MILLI / 2n, usd: null });
   await entry(spend, "2025-05-17T00:00:00Z", { chainId: 31338, amount: 10n * MILLI, usd: "20.000000" });
+  // A settlement a reorg reversed the same day: nothing spent by it, and one operation fewer.
+  await entry(spend, "2025-06-14T01:00:00Z", { amount: 4n * MILLI, usd: "8.000000" });
+  await entry(spend, "2025-06-14T02:00:00Z", { kind: "reversal", amount: 4n * MILLI, usd: "8.000000" });
   // Not counted: a day too early, a later day, holds and releases and credits, live mode, another project.
   await entry(spend, "2025-05-16T23:59:59Z", { chainId: 31338, amount: 7n * MILLI, usd: "1.000000" });
   await entry(spend, "2025-06-16T00:00:00Z", { amount: 7n * MILLI });
   await entry(spend, "2025-06-10T00:00:00Z", { kind: "hold", amount: 7n * MILLI });
   await entry(spend, "2025-06-10T00:00:00Z", { kind: "release", amount: 7n * MILLI });
   await entry(spend, "2025-06-10T00:00:00Z", { kind: "credit", amount: 7n * MILLI });
+  await entry(spend, "2025-06-10T00:00:00Z", { kind: "reversal", cause: "deposit", amount: 7n * MILLI });
   await entry({ ...spend, livemode: true }, "2025-06-10T00:00:00Z", { chainId: 31339, amount: 7n * MILLI });
   await entry(other, "2025-06-10T00:00:00Z", { amount: 7n * MILLI });
 

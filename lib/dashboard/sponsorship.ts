@@ -1,8 +1,9 @@
 // The dashboard's Sponsorship page and the policy page's budgets: reads of the project's sponsorship ledger in one mode
 // that the API has no list for (spend per day, top spenders, declines by reason, every budget's use). Each is scoped
 // with inScope, bounded in time (an index on (project, mode, createdAt) narrows it) and in rows.
-import { and, asc, eq, gte, inArray, isNotNull, lt, lte, sql } from "drizzle-orm";
-import { findChain } from "@/lib/chain/registry";
+import { and, asc, eq, gte, inArray, isNotNull, lt, lte, ne, or, sql } from "drizzle-orm";
+import { findChain, supportedChains } from "@/lib/chain/registry";
+import { latestReconciliations } from "@/lib/follower/reconcile";
 import type { Queryable } from "@/lib/db/client";
 import { players, policies, policyRules, sponsorshipDeclines, sponsorshipEntries } from "@/lib/db/schema";
 import { inScope } from "@/lib/db/scope";
@@ -51,10 +52,14 @@ export interface Spent {
   operations: number;
 }
 
-const settledWei = sql<string>`coalesce(sum(${sponsorshipEntries.amount}), 0)::text`;
+// Settlements less their reversals (a landing a reorg removed): each reversal counts against its own day.
+const signed = (column: typeof sponsorshipEntries.amount | typeof sponsorshipEntries.usd) => sql`case ${sponsorshipEntries.kind} when 'reversal' then -${column} else ${column} end`;
+const settledWei = sql<string>`coalesce(sum(${signed(sponsorshipEntries.amount)}), 0)::text`;
 // numeric sums keep the 6 places of each entry's usd; null unless every entry summed had one.
-const settledUsd = sql<string | null>`case when count(${sponsorshipEntries.usd}) = count(*) then sum(${sponsorshipEntries.usd})::text end`;
-const settledCount = sql<number>`count(*)::int`;
+const settledUsd = sql<string | null>`case when count(${sponsorshipEntries.usd}) = count(*) then sum(${signed(sponsorshipEntries.usd)})::text end`;
+const settledCount = sql<number>`(count(*) filter (where ${sponsorshipEntries.kind} = 'settle') - count(*) filter (where ${sponsorshipEntries.kind} = 'reversal'))::int`;
+/** Settle entries and the reversals of settle entries (not a deposit's reversal: it undoes a credit). */
+const settlements = or(eq(sponsorshipEntries.kind, "settle"), and(eq(sponsorshipEntries.kind, "reversal"), ne(sponsorshipEntries.cause, "deposit")));
 
 export interface SpendChain {
   chainId: number;
@@ -74,7 +79,7 @@ export async function spendPerDay(db: Queryable, ctx: ProjectContext, now = new 
   const rows = await db
     .select({ chainId: sponsorshipEntries.chainId, day: settledDay, wei: settledWei, usd: settledUsd, operations: settledCount })
     .from(sponsorshipEntries)
-    .where(inScope(sponsorshipEntries, ctx, eq(sponsorshipEntries.kind, "settle"), gte(sponsorshipEntries.createdAt, range.start), lt(sponsorshipEntries.createdAt, range.end)))
+    .where(inScope(sponsorshipEntries, ctx, settlements, gte(sponsorshipEntries.createdAt, range.start), lt(sponsorshipEntries.createdAt, range.end)))
     .groupBy(sponsorshipEntries.chainId, settledDay)
     .orderBy(asc(sponsorshipEntries.chainId), asc(settledDay));
   const chains = [...new Set(rows.map((r) => r.chainId))].map((chainId): SpendChain => {
@@ -126,14 +131,14 @@ export async function topSpenders(db: Queryable, ctx: ProjectContext, now = new 
       wei: settledWei.as("wei"),
       usd: settledUsd.as("usd"),
       operations: settledCount.as("operations"),
-      rank: sql<number>`row_number() over (partition by ${sponsorshipEntries.chainId} order by sum(${sponsorshipEntries.amount}) desc, ${sponsorshipEntries.playerId})`.as("rank"),
+      rank: sql<number>`row_number() over (partition by ${sponsorshipEntries.chainId} order by sum(${signed(sponsorshipEntries.amount)}) desc, ${sponsorshipEntries.playerId})`.as("rank"),
     })
     .from(sponsorshipEntries)
     .where(
       inScope(
         sponsorshipEntries,
         ctx,
-        eq(sponsorshipEntries.kind, "settle"),
+        settlements,
         isNotNull(sponsorshipEntries.playerId),
         gte(sponsorshipEntries.createdAt, start),
         lt(sponsorshipEntries.createdAt, end),
@@ -268,4 +273,34 @@ export function ledgerFilters(query: Record<string, string | string[] | undefine
     if (first) filters[name] = first;
   }
   return filters;
+}
+
+/** A chain's latest reconciliation of the ledger with it, as the project's page shows it: when, how far, and whether it balanced. */
+export interface ChainBooks {
+  chainId: number;
+  /** The last block reconciled, and when (Unix seconds); null: not reconciled in the last day. */
+  toBlock: number | null;
+  at: number | null;
+  /** The install's ledger equals the chain there (no mismatch, nothing unattributed, no stale hold); null: not reconciled. */
+  balanced: boolean | null;
+}
+
+/**
+ * The background reconciliation of each chain of the mode: install-wide (every project's ledger against our
+ * paymasters), so only whether it balanced is shown, never another project's amounts.
+ */
+export async function chainBooks(db: Queryable, ctx: ProjectContext): Promise<ChainBooks[]> {
+  const rows = await latestReconciliations(db);
+  return supportedChains()
+    .filter((c) => c.livemode === ctx.livemode)
+    .map((chain): ChainBooks => {
+      const mine = rows.filter((r) => r.chainId === chain.chainId);
+      if (mine.length === 0) return { chainId: chain.chainId, toBlock: null, at: null, balanced: null };
+      return {
+        chainId: chain.chainId,
+        toBlock: Math.min(...mine.map((r) => r.toBlock)),
+        at: Math.floor(Math.min(...mine.map((r) => r.createdAt.getTime())) / 1000),
+        balanced: mine.every((r) => r.mismatchWei === "0" && r.unattributedEvents === 0 && r.staleHolds === 0),
+      };
+    });
 }

@@ -10,7 +10,6 @@ import { rowsOf, type Queryable, type Tx } from "@/lib/db/client";
 import { chainLandings, paymasterSignatures, sponsoredOperations, sponsorshipEntries, sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
-import { metrics } from "@/lib/metrics";
 import { holdEntry, type HoldRow } from "./ledger";
 
 export type LandingRow = typeof chainLandings.$inferSelect;
@@ -276,10 +275,8 @@ export async function settleLandings(tx: Queryable, landings: LandingRow[]): Pro
     landing.status = "settled";
     const cost = BigInt(landing.actualGasCost);
     const h = landing.holdId ? holds.get(landing.holdId) : undefined;
-    if (!h) {
-      metrics.unattributedWei.inc({ chain: String(landing.chainId) }, Number(cost));
-      continue;
-    }
+    // Unattributed: the operator's (reconciliation and /metrics count it from the landings).
+    if (!h) continue;
     const at = { landingId: landing.id, blockNumber: landing.blockNumber, blockHash: landing.blockHash };
     if (h.status === "held") {
       const amount = BigInt(h.amount);

@@ -14,7 +14,7 @@ import { scopeOf, type ScopeParams } from "@/lib/dashboard/context";
 import { reportablePolicies } from "@/lib/dashboard/gas-report";
 import { readOperation, runOperation } from "@/lib/dashboard/operations";
 import { pageParams } from "@/lib/dashboard/paging";
-import { budgetRows, budgetSubject, declinesByReason, ledgerFilters, RECENT_DAYS, spendPerDay, spendSeries, topSpenders } from "@/lib/dashboard/sponsorship";
+import { budgetRows, budgetSubject, chainBooks, declinesByReason, ledgerFilters, RECENT_DAYS, spendPerDay, spendSeries, topSpenders } from "@/lib/dashboard/sponsorship";
 import { getDb } from "@/lib/db/client";
 import type { DeclineCode } from "@/lib/sponsorship/declines";
 import { listBalances, listLedger } from "@/lib/sponsorship/operations";
@@ -70,13 +70,14 @@ export default async function SponsorshipPage({ params, searchParams }: { params
   const db = await getDb();
   // Balances first: a chain's first read makes its balance row (and a local chain's test credit), which the ledger then shows.
   const balances = await readOperation(scope.ctx, listBalances);
-  const [ledger, budgets, spend, top, declines, policies] = await Promise.all([
+  const [ledger, budgets, spend, top, declines, policies, books] = await Promise.all([
     runOperation(scope.ctx, listLedger, { ...filters, ...page }),
     budgetRows(db, scope.ctx, subject),
     spendPerDay(db, scope.ctx),
     topSpenders(db, scope.ctx),
     declinesByReason(db, scope.ctx),
     reportablePolicies(db, scope.ctx),
+    chainBooks(db, scope.ctx),
   ]);
   const symbolOf = (chainId: number) => findChain(chainId)?.nativeCurrency.symbol ?? "ETH";
   const filtered = Object.keys(filters).length > 0;
@@ -133,6 +134,25 @@ export default async function SponsorshipPage({ params, searchParams }: { params
           </details>
         </Card>
       ))}
+
+      <Card title="Books and chain" actions={<span className="text-xs text-slate-500">Every five minutes, the ledger beside what our paymasters paid on chain</span>}>
+        <table className="w-full text-sm">
+          <tbody>
+            {books.map((b) => (
+              <tr key={b.chainId} data-testid={`books-${b.chainId}`} className="border-t border-slate-100 first:border-0">
+                <td className="py-1.5 pr-4 text-slate-600">{chainLabel(b.chainId)}</td>
+                <td className="py-1.5">
+                  {b.balanced === null
+                    ? "Not reconciled yet."
+                    : b.balanced
+                      ? `In balance: every operation our paymasters paid through block ${b.toBlock} is charged once (checked ${new Date(b.at! * 1000).toISOString().replace("T", " ").slice(0, 16)} UTC).`
+                      : `Not in balance through block ${b.toBlock}: the operator is alerted (npm run cli -- sponsorship reconcile --chain ${b.chainId}).`}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Card>
 
       <Card title="Budgets" actions={<span className="text-xs text-slate-500">Every budget rule of this mode&apos;s policies, in its current UTC period</span>}>
         {budgets.length === 0 ? (
