@@ -3,7 +3,7 @@ import { encodeFunctionData, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi, smartAccountAbi } from "@/contracts/artifacts";
-import { accountFactoryCall, accountSalt } from "@/lib/chain/accounts";
+import { accountFactoryCall, accountSalt, counterfactualAddress } from "@/lib/chain/accounts";
 import { serviceDeployment } from "@/lib/chain/contracts";
 import { estimateUserOperation, signUserOperation, toEntryPointOp, userOperationHash, type UserOp } from "@/lib/chain/userop";
 import { getDb } from "@/lib/db/client";
@@ -106,6 +106,38 @@ describe("a signature of ours can never be made to hold less than it may cost", 
       held += BigInt((await db.select().from(paymasterSignatures).where(eq(paymasterSignatures.userOperationHash, hash.toLowerCase())))[0]!.maxCost);
     }
     expect((await balanceOf(db, ctx(), 31337)).held).toBe(before.held + held);
+  }, 60_000);
+});
+
+describe("budgets by identity", () => {
+  it("a per-account budget counts an outside sender's ERC-7677 holds (held under its address), so it cannot sign past it", async () => {
+    const db = await getDb();
+    const key = project.keys.test.secret;
+    const policy = await call("POST", "/v1/policies", { key, json: { name: "outside, budgeted", chainId: 31337, sponsorOutsideAccounts: true, strategy: { sponsorSchema: "pay_for_user" } } });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    await call("POST", "/v1/policy_rules", { key, json: { policy: policy.body.id, type: "contract_functions", wildcard: true, functionName: "All functions" } });
+    // An account of nobody the project knows: our factory, a fresh owner.
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const salt = generatePrivateKey();
+    const { initCode } = accountFactoryCall(owner.address, salt);
+    const sender = counterfactualAddress(owner.address, salt) as Address;
+    const callData = encodeFunctionData({ abi: smartAccountAbi, functionName: "execute", args: [owner.address, 0n, "0x"] });
+    const { op } = await estimateUserOperation(chainOf(31337), { sender, initCode, callData, sponsored: true, nonceKey: 0n });
+    const ask = (nonceKey: bigint) =>
+      rpc("pm_getPaymasterData", [serializeUserOp({ ...op, nonce: nonceKey << 64n, paymasterAndData: "0x", signature: "0x" }), d().entryPoint, toHex(31337), { policy: policy.body.id }]);
+    const first = await ask(1n);
+    expect(first.body.result, JSON.stringify(first.body)).toBeDefined();
+    const [held] = await db.select().from(sponsorshipHolds).where(and(eq(sponsorshipHolds.policyId, policy.body.id), eq(sponsorshipHolds.status, "held")));
+    expect(held).toMatchObject({ accountId: sender.toLowerCase(), playerId: null });
+    // A budget of one and a half such operations per account: the second signature for the same sender is over it.
+    const budget = await call("POST", "/v1/policy_rules", {
+      key,
+      json: { policy: policy.body.id, type: "budget", amount: ((BigInt(held!.amount) * 3n) / 2n).toString(), currency: "native", scope: "account", period: "total" },
+    });
+    expect(budget.status, JSON.stringify(budget.body)).toBe(200);
+    const second = await ask(2n);
+    expect(second.body.error, JSON.stringify(second.body)).toMatchObject({ code: -32003, data: { code: "budget_exhausted" } });
+    expect(second.body.error.message).toContain(`account ${sender.toLowerCase()}`);
   }, 60_000);
 });
 

@@ -132,6 +132,31 @@ describe("a reorg that removes a landing", () => {
     expect(await balanceOf(db, ctx, CHAIN_ID)).toMatchObject({ held: before.held, settled: before.settled + cost2 + cost3 });
   }, 180_000);
 
+  it("undoes a landing the relayer recorded ahead of the follower when its block leaves the chain before the follower reads it", async () => {
+    const key = project.keys.test.secret;
+    const ctx = { projectId: project.id, livemode: false };
+    const db = await getDb();
+    const policy = await openPolicy(key);
+    await followed(CHAIN_ID);
+    const before = await balanceOf(db, ctx, CHAIN_ID);
+    const snapshot = await rpc<Hex>("evm_snapshot");
+    const created = await call("POST", "/v1/transaction_intents", { key, json: { chainId: CHAIN_ID, policy, interactions: [{ to: privateKeyToAccount(generatePrivateKey()).address, value: "0" }] } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    // Landed and settled by the relayer (a one-block confirmation depth), before the follower has read its block.
+    expect(await landIntent(db, created.body.id)).toBe("landed");
+    const cost = BigInt((await intentRow(created.body.id)).gasCost!);
+    expect((await balanceOf(db, ctx, CHAIN_ID)).settled).toBe(before.settled + cost);
+    await rpc("evm_revert", [snapshot]);
+    await rpc("anvil_mine", [toHex(2)]);
+    const seen = await followed(CHAIN_ID);
+    expect(seen.reorgs.map((r) => r.landings + r.intents).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(2);
+    expect(await intentRow(created.body.id)).toMatchObject({ status: "pending", transactionHash: null });
+    expect((await balanceOf(db, ctx, CHAIN_ID)).settled).toBe(before.settled);
+    expect(await landIntent(db, created.body.id)).toBe("landed");
+    await followed(CHAIN_ID);
+    expect((await balanceOf(db, ctx, CHAIN_ID)).settled).toBe(before.settled + BigInt((await intentRow(created.body.id)).gasCost!));
+  }, 120_000);
+
   it("reverses a deposit credited in a block that left the chain", async () => {
     const key = project.keys.test.secret;
     const ctx = { projectId: project.id, livemode: false };

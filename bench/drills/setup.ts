@@ -84,6 +84,8 @@ export interface Player {
 export interface Fixture {
   api: DrillClient;
   projectId: string;
+  /** The project's test-mode publishable key (what a game ships to players). */
+  publishable: string;
   contract: string;
   policy: string;
   players: Player[];
@@ -102,7 +104,7 @@ export async function setupProject(server: RunningServer, chain: ChainConfig, na
     const account = await api.call<{ id: string; address: Hex }>("POST", "/v1/accounts", { chainId: chain.chainId, player: player.id });
     players[i] = { id: player.id, account: account.id, address: account.address };
   });
-  return { api, projectId: created.id as string, contract: contract.id, policy: policy.id, players };
+  return { api, projectId: created.id as string, publishable: created.keys.test.publishable as string, contract: contract.id, policy: policy.id, players };
 }
 
 /** The body of a sponsored intent of `player` (idempotent POSTs need the very same body on every try). */

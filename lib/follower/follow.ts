@@ -73,14 +73,15 @@ async function moveCursor(db: Queryable, name: string, chainId: number, from: bi
   return moved.length > 0;
 }
 
-/** Block hashes at numbers, as `client` has them now (null: past its head), each read once. */
+/** Block hashes at numbers, as `client` has them now (null: past its head), each read once; `known` adds hashes read with logs. */
 function hashesOf(client: PublicClient, head: Block) {
-  const memo = new Map<number, Promise<string | null>>();
-  return (n: number): Promise<string | null> => {
+  const memo = new Map<number, Promise<string | null>>([[Number(head.number), Promise.resolve(head.hash!.toLowerCase())]]);
+  const hashAt = (n: number): Promise<string | null> => {
     if (n > Number(head.number)) return Promise.resolve(null);
     if (!memo.has(n)) memo.set(n, client.getBlock({ blockNumber: BigInt(n) }).then((b) => b.hash!.toLowerCase()));
     return memo.get(n)!;
   };
+  return Object.assign(hashAt, { known: (n: number, hash: string) => void memo.set(n, Promise.resolve(hash.toLowerCase())) });
 }
 
 /** Rows (anything with a block number and hash) whose block is no longer the chain's. */
@@ -88,6 +89,38 @@ async function offChain<T extends { blockNumber: number | null; blockHash: strin
   const gone: T[] = [];
   for (const row of rows) if (row.blockNumber !== null && row.blockHash !== null && (await hashAt(row.blockNumber)) !== row.blockHash.toLowerCase()) gone.push(row);
   return gone;
+}
+
+/**
+ * What was recorded in blocks after `after` (up to `through`, when given) whose block is no longer the chain's, undone:
+ * landings removed (a settlement reversed), deposits reversed, intents sent back (pending ones relayed again by a job
+ * per removed block). The relayer records its landings as it sees them, ahead of the follower; so this runs on every
+ * range read as well as after a reorg at the cursor.
+ */
+async function undoOffChain(db: Db, chain: ChainConfig, hashAt: (n: number) => Promise<string | null>, after: number, through?: number): Promise<Omit<Reorg, "back">> {
+  const inRange = <T extends typeof chainLandings.blockNumber | typeof transactionIntents.blockNumber>(column: T) =>
+    and(gt(column, after), through === undefined ? undefined : lte(column, through));
+  const landings = await offChain(
+    await db.select().from(chainLandings).where(and(eq(chainLandings.chainId, chain.chainId), ne(chainLandings.status, "removed"), inRange(chainLandings.blockNumber))),
+    hashAt,
+  );
+  if (landings.length) await db.transaction((tx) => removeLandings(tx, landings.map((l) => l.id)));
+  const deposits = await offChain(
+    (await depositCreditsAfter(db, chain.chainId, after)).filter((c) => through === undefined || (c.blockNumber ?? 0) <= through),
+    hashAt,
+  );
+  await reverseDeposits(db, deposits);
+  const intents = await offChain(
+    await db
+      .select({ id: transactionIntents.id, blockNumber: transactionIntents.blockNumber, blockHash: transactionIntents.blockHash })
+      .from(transactionIntents)
+      .where(and(eq(transactionIntents.chainId, chain.chainId), inRange(transactionIntents.blockNumber))),
+    hashAt,
+  );
+  const sent = await unlandIntents(db, chain, intents.map((i) => ({ id: i.id, blockHash: i.blockHash! })));
+  const jobs = sent.filter((i) => i.status === "pending").map((i) => reorgRelayJob(i.id, i.projectId, intents.find((g) => g.id === i.id)!.blockHash!));
+  if (jobs.length) await sendJobs(jobs);
+  return { landings: landings.length, deposits: deposits.length, intents: intents.length };
 }
 
 /**
@@ -100,23 +133,7 @@ async function rewind(db: Db, chain: ChainConfig, client: PublicClient, head: Bl
   const back = Math.min(last - followSettings(chain).reorgDepth, Number(head.number));
   const floor = back < -1 ? -1 : back;
   const hashAt = hashesOf(client, head);
-  const landings = await offChain(
-    await db.select().from(chainLandings).where(and(eq(chainLandings.chainId, chain.chainId), ne(chainLandings.status, "removed"), gt(chainLandings.blockNumber, floor))),
-    hashAt,
-  );
-  if (landings.length) await db.transaction((tx) => removeLandings(tx, landings.map((l) => l.id)));
-  const deposits = await offChain(await depositCreditsAfter(db, chain.chainId, floor), hashAt);
-  await reverseDeposits(db, deposits);
-  const intents = await offChain(
-    await db
-      .select({ id: transactionIntents.id, blockNumber: transactionIntents.blockNumber, blockHash: transactionIntents.blockHash })
-      .from(transactionIntents)
-      .where(and(eq(transactionIntents.chainId, chain.chainId), gt(transactionIntents.blockNumber, floor))),
-    hashAt,
-  );
-  const back_ = await unlandIntents(db, chain, intents.map((i) => ({ id: i.id, blockHash: i.blockHash! })));
-  const jobs = back_.filter((i) => i.status === "pending").map((i) => reorgRelayJob(i.id, i.projectId, intents.find((g) => g.id === i.id)!.blockHash!));
-  if (jobs.length) await sendJobs(jobs);
+  const undone = await undoOffChain(db, chain, hashAt, floor);
   const to: Cursor = { next: BigInt(floor + 1), hash: floor >= 0 ? await hashAt(floor) : null };
   await moveCursor(db, FOLLOWER_CURSOR, chain.chainId, cursor.next, to);
   await db
@@ -124,7 +141,7 @@ async function rewind(db: Db, chain: ChainConfig, client: PublicClient, head: Bl
     .set({ nextBlock: to.next, updatedAt: sql`now()` })
     .where(and(eq(chainCursors.name, DEPOSITS_CURSOR), eq(chainCursors.chainId, chain.chainId), gt(chainCursors.nextBlock, to.next)));
   metrics.reorgs.inc({ chain: String(chain.chainId) });
-  const reorg = { back: floor, landings: landings.length, deposits: deposits.length, intents: intents.length };
+  const reorg = { back: floor, ...undone };
   log.warn({ chainId: chain.chainId, lastRead: last, head: Number(head.number), ...reorg }, "chain follower: the last block read left the chain (reorg); what was recorded after the rewind point is checked against the chain");
   return { reorg, cursor: to };
 }
@@ -203,6 +220,7 @@ export async function followChain(db: Db, chain: ChainConfig, options: { deadlin
     ({ reorg: summary.reorg, cursor } = await rewind(db, chain, client, head, cursor));
   }
 
+  const hashAt = hashesOf(client, head);
   while (cursor.next <= head.number! && Date.now() < deadline) {
     const from = cursor.next;
     const to = from + BigInt(settings.blockRange) - 1n < head.number! ? from + BigInt(settings.blockRange) - 1n : head.number!;
@@ -210,6 +228,16 @@ export async function followChain(db: Db, chain: ChainConfig, options: { deadlin
     const ops = await readPaidOps(chain, client, from, to);
     // The node moved to another chain between the two reads: the next pass sees it at the cursor.
     if (ops.some((op) => op.blockNumber === to && op.blockHash.toLowerCase() !== toBlock.hash!.toLowerCase())) break;
+    // What the relayer recorded in these blocks before the follower read them, from a block that has since left the chain
+    // (the logs just read give their blocks' hashes).
+    for (const op of ops) hashAt.known(Number(op.blockNumber), op.blockHash);
+    hashAt.known(Number(to), toBlock.hash!);
+    const undone = await undoOffChain(db, chain, hashAt, Number(from) - 1, Number(to));
+    if (undone.landings || undone.intents) {
+      metrics.reorgs.inc({ chain: String(chain.chainId) });
+      log.warn({ chainId: chain.chainId, from: Number(from), to: Number(to), ...undone }, "chain follower: landings recorded ahead of it left the chain (reorg)");
+      summary.reorg ??= { back: Number(from) - 1, ...undone };
+    }
     const next: Cursor = { next: to + 1n, hash: toBlock.hash!.toLowerCase() };
     const observed = await db.transaction(async (tx) => ((await moveCursor(tx, FOLLOWER_CURSOR, chain.chainId, from, next)) ? observe(tx, ops, through) : null));
     if (observed) {

@@ -1,4 +1,4 @@
-import { isUnreachable } from "@/lib/chain/clients";
+import { isNodeFault } from "@/lib/chain/clients";
 import { getDb, type Db } from "@/lib/db/client";
 import { isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { newId } from "@/lib/ids";
@@ -36,10 +36,11 @@ export function errorResponse(err: unknown, requestId: string): Response {
     log.warn({ requestId, err }, "the database could not be reached");
     return jsonResponse({ error: { type: "api_error", message: "The database is briefly unavailable. Retry the request." } }, 503, { "retry-after": "1" });
   }
-  // A chain node that did not answer, for a call no operation wrapped in onChain: the client's retry may well work.
-  if (isUnreachable(err)) {
-    log.warn({ requestId, err }, "a chain node did not answer");
-    return jsonResponse({ error: { type: "api_error", message: "A chain node did not answer. Try again shortly." } }, 502);
+  // A chain node that did not answer, or failed the request, for a call no operation wrapped in onChain: the client's
+  // retry may well work.
+  if (isNodeFault(err)) {
+    log.warn({ requestId, err }, "a chain node did not answer or failed the request");
+    return jsonResponse({ error: { type: "api_error", message: "A chain node did not answer, or failed the request. Try again shortly." } }, 502, { "retry-after": "1" });
   }
   // Unexpected: log it for operators, tell the client only the request id.
   log.error({ requestId, err }, "unexpected error");

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -161,4 +161,13 @@ export async function startServer(
 /** Runs the CLI as a user would, with the server's environment. */
 export function runCli(server: RunningServer, args: string[]): string {
   return execFileSync(path.join(root, "node_modules/.bin/tsx"), ["cli/index.ts", ...args], { cwd: root, env: server.env, encoding: "utf8" });
+}
+
+/** runCli without blocking this process meanwhile (what the CLI talks to may live in it: a drill's RPC proxies); its exit code too. */
+export function runCliAsync(server: RunningServer, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(path.join(root, "node_modules/.bin/tsx"), ["cli/index.ts", ...args], { cwd: root, env: server.env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
 }

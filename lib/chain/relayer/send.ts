@@ -4,7 +4,7 @@
 // waiting above it; it is filled (a zero-value transaction) or taken by the next bundle, so nothing waits on it.
 import { keccak256, type Address, type Hex, type SignedAuthorization, type TransactionReceipt } from "viem";
 import { redact } from "@/lib/redact";
-import { isUnreachable, publicClient } from "@/lib/chain/clients";
+import { isUnreachable, nodeClient, publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
 import { chainFees, type Fees } from "@/lib/chain/userop";
 import { bumpAfterMs, pollMs, relayerEvents, sleep, state, type Executor } from "./config";
@@ -74,7 +74,7 @@ async function signAndSend(chain: ChainConfig, executor: Executor, call: BundleC
 /** Whether the node holds (pending or mined) any of the transactions we sent at `nonce`. */
 async function nodeHolds(chain: ChainConfig, executor: Executor, nonce: bigint): Promise<boolean> {
   for (const hash of executor.sent.get(nonce) ?? []) {
-    const found = await publicClient(chain)
+    const found = await nodeClient(chain)
       .getTransaction({ hash })
       .then(
         () => true,
@@ -121,7 +121,8 @@ async function fill(chain: ChainConfig, executor: Executor, nonce: bigint, above
  */
 async function heal(chain: ChainConfig, executor: Executor): Promise<number> {
   if (executor.nextNonce === null) return 0;
-  const mined = BigInt(await publicClient(chain).getTransactionCount({ address: executor.account.address, blockTag: "latest" }));
+  // One node for these reads: a lagging node's count beside another's pool would look like a gap.
+  const mined = BigInt(await nodeClient(chain).getTransactionCount({ address: executor.account.address, blockTag: "latest" }));
   for (const nonce of executor.sent.keys()) if (nonce < mined - 64n) executor.sent.delete(nonce);
   if (mined >= executor.nextNonce) {
     // Mined up to (or past: another sender) what we have sent.
@@ -149,7 +150,7 @@ async function heal(chain: ChainConfig, executor: Executor): Promise<number> {
 export async function sendBundle(chain: ChainConfig, executor: Executor, call: BundleCall, fees: Fees): Promise<SentTransaction> {
   return withLock(executor, async () => {
     if (executor.nextNonce !== null) {
-      const pending = BigInt(await publicClient(chain).getTransactionCount({ address: executor.account.address, blockTag: "pending" }));
+      const pending = BigInt(await nodeClient(chain).getTransactionCount({ address: executor.account.address, blockTag: "pending" }));
       if (pending !== executor.nextNonce) await heal(chain, executor);
     }
     for (let attempt = 0; ; attempt++) {
@@ -247,7 +248,7 @@ export async function waitMined(
       const head = await client.getBlockNumber({ cacheTime: 0 }).catch(() => null);
       if (head !== null && checkedAt !== null && head - checkedAt >= STALL_BLOCKS) {
         checkedAt = head;
-        const mined = BigInt(await client.getTransactionCount({ address: executor.account.address, blockTag: "latest" }));
+        const mined = BigInt(await nodeClient(chain).getTransactionCount({ address: executor.account.address, blockTag: "latest" }));
         if (mined > first.nonce) return minedOrTaken();
         // Ours first (so healing sees it held), then the nonces below it.
         const latest = sent[sent.length - 1]!;
