@@ -19,7 +19,7 @@ import { prepareChain } from "@/lib/prepare-chains";
 import { runCliAsync } from "../../test/helpers/server";
 import { now, sleep } from "../lib";
 import { startLoad, type LoadKind } from "./chain-load";
-import { printTable, settle, verdict } from "./checks";
+import { printTable, publishedEvents, settle, unfinishedRuns, verdict } from "./checks";
 import { describeErrors } from "./client";
 import { checkLedger } from "./ledger";
 import { startRpcProxy } from "./rpc-proxy";
@@ -48,6 +48,8 @@ const SHORT: Options = { loops: 1, players: 4, faults: ["reorg-1", "spike", "reo
 
 interface Recovery {
   fault: Fault;
+  /** The probe intent, the block it was made at and the one it landed in. */
+  probe: { id: string; madeAt: number; landedIn: number | null } | null;
   /** Seconds until no transaction of our executors was left in the node's pool (null: not within a minute). */
   poolEmptySeconds: number | null;
   /** Blocks from a fresh intent's creation to its landing (null: it did not land within a minute). */
@@ -78,7 +80,12 @@ async function inject(chain: ChainConfig, fault: Fault): Promise<number> {
     await rpc("anvil_reorg", [depth, []]);
     return blocks.reduce((n, b) => n + b.transactions.length, 0);
   } else if (fault === "drop") {
-    const status = await rpc<{ pending: string; queued: string }>("txpool_status");
+    // When the pool holds something (between two blocks, most of the time it is empty): up to 10 s for it.
+    let status = { pending: "0x0", queued: "0x0" };
+    for (let i = 0; i < 100 && Number(status.pending) + Number(status.queued) === 0; i++) {
+      status = await rpc<{ pending: string; queued: string }>("txpool_status");
+      if (Number(status.pending) + Number(status.queued) === 0) await sleep(100);
+    }
     await rpc("anvil_dropAllTransactions");
     return Number(status.pending) + Number(status.queued);
   } else {
@@ -100,6 +107,7 @@ async function inject(chain: ChainConfig, fault: Fault): Promise<number> {
  */
 async function recovery(chain: ChainConfig, fixture: Fixture, executors: Address[], fault: Fault, probes: Set<string>): Promise<Recovery> {
   const started = now();
+  let made: Recovery["probe"] = null;
   const probeBlocks = await (async () => {
     const player = fixture.players[Math.floor(Math.random() * fixture.players.length)]!;
     const created = await fixture.api.postIdempotent<{ id: string }>("/v1/transaction_intents", {
@@ -113,10 +121,14 @@ async function recovery(chain: ChainConfig, fixture: Fixture, executors: Address
     // From the moment the intent exists (its POST answered): the relay's time, not the API's.
     const head = await publicClient(chain).getBlockNumber({ cacheTime: 0 });
     probes.add(created.id);
+    made = { id: created.id, madeAt: Number(head), landedIn: null };
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       const intent = await fixture.api.call<{ response?: { blockNumber: number } }>("GET", `/v1/transaction_intents/${created.id}`);
-      if (intent.response) return intent.response.blockNumber - Number(head);
+      if (intent.response) {
+        made.landedIn = intent.response.blockNumber;
+        return intent.response.blockNumber - Number(head);
+      }
       await sleep(250);
     }
     return null;
@@ -129,7 +141,7 @@ async function recovery(chain: ChainConfig, fixture: Fixture, executors: Address
     }
     await sleep(250);
   }
-  return { fault, poolEmptySeconds, probeBlocks };
+  return { fault, probe: made, poolEmptySeconds, probeBlocks };
 }
 
 /** At the end: each executor with nothing left in the pool and its pending nonce its mined one (no gap, nothing stuck). */
@@ -221,13 +233,12 @@ export async function chainDrill(short: boolean): Promise<number> {
   const options = short ? SHORT : FULL;
   tempDir("chain");
   process.env.KEY_ENCRYPTION_KEY ??= crypto.randomBytes(32).toString("hex");
-  // The node mines every 2 s, not on each transaction.
-  const node = await startAnvil({ chainId: CHAIN_ID, port: 0, blockTime: 2 });
+  // The node mines every 2 s, not on each transaction (prepareChain's deployments wait for those blocks).
+  const node = await startAnvil({ chainId: CHAIN_ID, port: 0, blockTime: 2, mineEachTransaction: false });
   process.env.LOCAL_CHAINS = String(CHAIN_ID);
   process.env[`CHAIN_${CHAIN_ID}_RPC_URL`] = node.rpcUrl;
   const chain = findChain(CHAIN_ID)!;
   await prepareChain(chain);
-  await rpcOf(chain)("evm_setAutomine", [false]);
   // The service sees the chain through two providers: one failing requests (and hanging some), one lagging.
   const flaky = await startRpcProxy(node.rpcUrl, { errorRate: 0.05, timeoutRate: 0.01, lagBlocks: 0 });
   const lagging = await startRpcProxy(node.rpcUrl, { errorRate: 0.05, timeoutRate: 0, lagBlocks: 2 });
@@ -287,20 +298,28 @@ export async function chainDrill(short: boolean): Promise<number> {
            from transaction_intents where project_id = $1`,
         [fixture.projectId],
       );
+    // Settled: no intent on its way, each as the chain has it (the follower lands those landed outside), every event
+    // published delivered and no relay or delivery run left, and the books reconciled with the chain up to its head.
+    let left = "";
     const settled = await settle(
       "settling",
       Date.now() + options.settleMs,
       async () => {
         const rows = await intentRows();
-        if (rows.some((r) => r.status === "pending" || r.status === "broadcast")) return false;
+        const unchecked = (await checkIntents(chain, rows)).problems.length;
+        const events = await publishedEvents(server, fixture.projectId, TOPICS);
+        const received = new Set(receiver.got.map((d) => d.webhookId));
+        const undelivered = events.filter((e) => !received.has(e.id)).length;
+        const runs = await unfinishedRuns(server);
+        left = `${unchecked} intents not as the chain has them, ${undelivered} events not delivered, ${runs} runs unfinished`;
+        if (unchecked || undelivered || runs) return false;
         reconciliation = await reconcile();
         const head = Number(await publicClient(chain).getBlockNumber({ cacheTime: 0 }));
         return reconciliation !== null && reconciliation.balanced && reconciliation.toBlock >= head - 3;
       },
       async () => {
-        const rows = await intentRows();
         const r = reconciliation as ChainReconciliation | null;
-        return `${rows.filter((x) => x.status === "pending" || x.status === "broadcast").length} intents on their way; books ${r ? `${r.balanced ? "balanced" : "not balanced"} to block ${r.toBlock}` : "not reconciled"}`;
+        return `${left}; books ${r ? `${r.balanced ? "balanced" : "not balanced"} to block ${r.toBlock}` : "not reconciled yet"}`;
       },
     );
     const settleSeconds = (now() - settleStarted) / 1000;
@@ -309,6 +328,12 @@ export async function chainDrill(short: boolean): Promise<number> {
     const intents = await checkIntents(chain, rows);
     const webhooks = checkWebhooks(rows, receiver.got);
     const executorProblems = await executorsClean(chain, executors);
+    // Each intent's calls ran once: one op of it on the chain, whatever signings (rebuilds) it had.
+    const twice = await query<{ intentId: string; n: number }>(
+      server,
+      `select intent_id as "intentId", count(*)::int as n from chain_landings where status <> 'removed' and intent_id is not null and project_id = $1 group by 1 having count(*) > 1`,
+      [fixture.projectId],
+    );
     const ledger = await checkLedger(server, chain, fixture.projectId, load.intentSenders, { erc7677Senders: load.erc7677Senders });
     const log = saveLog();
 
@@ -349,12 +374,18 @@ export async function chainDrill(short: boolean): Promise<number> {
       "chain",
       [
         ["intents or ops not as the chain has them", intents.problems],
+        ["intents whose calls landed more than once", twice.map((t) => `${t.intentId}: ${t.n} ops on chain`)],
         ["ledger not the chain (reconciliation)", final.balanced ? [] : [JSON.stringify({ paymasters: final.paymasters.map((p) => ({ v: p.version, mismatch: p.mismatchWei, unattributed: p.unattributed, missing: p.missing })), staleHolds: final.staleHolds })]],
         ["ledger problems", ledger.problems],
         ["last webhooks not the final state", webhooks],
         ["executors' pool not empty within a minute", recoveries.filter((r) => r.poolEmptySeconds === null).map((r) => r.fault)],
         ["executors not clean at the end", executorProblems],
-        ["fresh intents not landed within 3 blocks", recoveries.filter((r) => r.probeBlocks === null || r.probeBlocks > 3).map((r) => `${r.fault}: ${r.probeBlocks ?? "not landed"}`)],
+        [
+          "fresh intents not landed within 3 blocks",
+          recoveries
+            .filter((r) => r.probeBlocks === null || r.probeBlocks > 3)
+            .map((r) => `${r.fault}: ${r.probeBlocks ?? "not landed"} (intent ${r.probe?.id ?? "not made"}, made at block ${r.probe?.madeAt}, landed in ${r.probe?.landedIn})`),
+        ],
         ["books not balanced in time", settled ? [] : [`after ${options.settleMs / 1000} s`]],
       ],
       `${options.faults.length} faults (${reorgs} reorgs followed), ${rows.length} intents as the chain has them, ${intents.events} ops of our paymasters on chain each charged once, 0 wei unattributed, 0 wei held for dead signatures; executors' pool empty within ${Math.max(0, ...recoveries.map((r) => r.poolEmptySeconds ?? 0)).toFixed(1)} s and fresh intents in ${Math.max(0, ...recoveries.map((r) => r.probeBlocks ?? 0))} block(s) after each fault`,

@@ -5,7 +5,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface Faults {
-  /** Share of requests answered with an error (HTTP 502, or a JSON-RPC -32000 after the node got it). */
+  /**
+   * Share of requests that fail: half before the node gets them (a JSON-RPC internal error), half after (the node did
+   * the work, the connection drops before the answer).
+   */
   errorRate: number;
   /** Share of requests held 12 s (past viem's 10 s timeout), then dropped. */
   timeoutRate: number;
@@ -22,6 +25,8 @@ export interface RpcProxy {
 }
 
 type Rpc = { jsonrpc: "2.0"; id: unknown; method: string; params?: unknown[] };
+
+const LOST = Symbol("lost");
 
 async function forward(target: string, body: string): Promise<string> {
   const res = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
@@ -63,6 +68,7 @@ export async function startRpcProxy(target: string, faults: Faults): Promise<Rpc
     return null;
   }
 
+  /** The answer to one request, or "lost": the node did the work and the answer must not reach the client. */
   async function one(rpc: Rpc): Promise<unknown> {
     counts.requests++;
     const roll = Math.random();
@@ -74,9 +80,8 @@ export async function startRpcProxy(target: string, faults: Faults): Promise<Rpc
     if (lagged) return lagged;
     const answer = await call(rpc);
     if (roll < proxy.faults.errorRate) {
-      // The node did it; the answer is lost on the way back.
       counts.errorsAfter++;
-      return { jsonrpc: "2.0", id: rpc.id, error: { code: -32000, message: "injected fault: the answer was lost" } };
+      return LOST;
     }
     return { jsonrpc: "2.0", id: rpc.id, ...answer };
   }
@@ -97,6 +102,8 @@ export async function startRpcProxy(target: string, faults: Faults): Promise<Rpc
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Rpc | Rpc[];
         const answer = Array.isArray(body) ? await Promise.all(body.map(one)) : await one(body);
+        // The connection drops before the answer: the client cannot tell whether the node did it.
+        if (answer === LOST || (Array.isArray(answer) && answer.includes(LOST))) return void res.destroy();
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
       } catch {
         counts.errorsBefore++;

@@ -13,6 +13,11 @@ export interface AnvilOptions {
   stateFile?: string;
   /** Seconds between blocks mined even without transactions (transactions still mine at once), so confirmations advance. */
   blockTime?: number;
+  /**
+   * false: transactions wait for the next of those blocks, as on a real chain (anvil's interval mining alone), instead
+   * of each mining one at once beside them (mixed mining, the default).
+   */
+  mineEachTransaction?: boolean;
 }
 
 export interface AnvilNode {
@@ -88,7 +93,7 @@ export function recoverStateFile(stateFile: string): "fresh" | "ok" | "restored"
 export function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   const host = options.host ?? "127.0.0.1";
   const args = ["--chain-id", String(options.chainId), "--port", String(options.port), "--host", host];
-  if ((options.blockTime ?? 1) > 0) args.push("--block-time", String(options.blockTime ?? 1), "--mixed-mining");
+  if ((options.blockTime ?? 1) > 0) args.push("--block-time", String(options.blockTime ?? 1), ...(options.mineEachTransaction === false ? [] : ["--mixed-mining"]));
   if (options.stateFile) {
     const recovered = recoverStateFile(options.stateFile);
     if (recovered === "restored" || recovered === "reset") {

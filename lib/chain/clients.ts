@@ -38,7 +38,7 @@ const noted = (chain: ChainConfig, inner: Transport): Transport => (options) => 
 };
 
 // rpcFetch: node:http on kept-alive sockets instead of the global fetch (about 0.5 ms less CPU per request).
-const nodeTransport = (url: string, timeout = 10_000) => http(url, { timeout, retryCount: 1, batch: batch(), fetchFn: rpcFetch });
+const nodeTransport = (url: string, timeout = 10_000, retryCount = 1) => http(url, { timeout, retryCount, batch: batch(), fetchFn: rpcFetch });
 
 /** A node that hangs is given up sooner when another can answer instead. */
 const FALLBACK_NODE_TIMEOUT_MS = 5_000;
@@ -86,7 +86,8 @@ export function nodeClient(chain: ChainConfig): PublicClient {
   const key = `${chainKey(chain)}#${index}`;
   let client = cache.get(key);
   if (!client) {
-    client = createPublicClient({ chain: viemChain(chain), transport: noted(chain, nodeTransport(urls[index]!)) }) as PublicClient;
+    // Retried on the same node (no other to ask: its head must not mix with another's).
+    client = createPublicClient({ chain: viemChain(chain), transport: noted(chain, nodeTransport(urls[index]!, 10_000, 3)) }) as PublicClient;
     cache.set(key, client);
   }
   return client;

@@ -50,6 +50,8 @@ export interface FollowSummary {
   sweep: SweepSummary | null;
   /** Intents this pass found landed outside the relayer. */
   landedIntents: string[];
+  /** Steps that failed on this pass (a node's error): the next pass does them again. */
+  errors: string[];
 }
 
 interface Cursor {
@@ -191,7 +193,7 @@ async function chainLandedIntents(db: Db, chain: ChainConfig): Promise<string[]>
         inArray(transactionIntents.status, ["awaiting_signature", "pending", "broadcast", "failed", "cancelled"]),
       ),
     )
-    .limit(200);
+    .limit(500);
   if (found.length === 0) return [];
   const landed = await landFromChain(
     db,
@@ -212,7 +214,7 @@ export async function followChain(db: Db, chain: ChainConfig, options: { deadlin
   const client = nodeClient(chain);
   const head = await client.getBlock({ blockTag: "latest" });
   const through = confirmedThrough(chain, head.number!);
-  const summary: FollowSummary = { chainId: chain.chainId, head: Number(head.number), read: null, caughtUp: false, reorg: null, observed: 0, settled: 0, deposits: [], sweep: null, landedIntents: [] };
+  const summary: FollowSummary = { chainId: chain.chainId, head: Number(head.number), read: null, caughtUp: false, reorg: null, observed: 0, settled: 0, deposits: [], sweep: null, landedIntents: [], errors: [] };
   let cursor = await cursorOf(db, FOLLOWER_CURSOR, chain.chainId, chain.dev ? 0n : head.number! - BigInt(settings.lookback) + 1n);
   const last = cursor.next - 1n;
   const lastHash = last < 0n || cursor.hash === null ? null : last > head.number! ? "" : (await client.getBlock({ blockNumber: last })).hash!.toLowerCase();
@@ -248,12 +250,31 @@ export async function followChain(db: Db, chain: ChainConfig, options: { deadlin
     } else cursor = await cursorOf(db, FOLLOWER_CURSOR, chain.chainId, 0n);
   }
   summary.caughtUp = cursor.next > head.number!;
-  summary.settled += await settleDue(db, chain, client, head, through);
-  summary.deposits = await followDeposits(db, chain, client, through, deadline);
-  summary.landedIntents = await chainLandedIntents(db, chain);
+  // Each step on its own: a node's failure in one (a pass makes dozens of requests) leaves the others to do their work.
+  const step = async <T>(what: string, work: () => Promise<T>, fallback: T): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      summary.errors.push(`${what}: ${message(err)}`);
+      return fallback;
+    }
+  };
+  summary.settled += await step("settling landings at depth", () => settleDue(db, chain, client, head, through), 0);
+  summary.deposits = await step("deposits", () => followDeposits(db, chain, client, through, deadline), []);
+  summary.landedIntents = await step("intents landed outside the relayer", () => chainLandedIntents(db, chain), []);
   if (through >= 0n) {
-    const confirmed = through === head.number ? head : await client.getBlock({ blockNumber: through });
-    summary.sweep = await sweepHolds(db, chain, client, { number: confirmed.number!, timestamp: confirmed.timestamp });
+    summary.sweep = await step(
+      "releasing holds",
+      async () => {
+        const confirmed = through === head.number ? head : await client.getBlock({ blockNumber: through });
+        return sweepHolds(db, chain, client, { number: confirmed.number!, timestamp: confirmed.timestamp });
+      },
+      null,
+    );
+  }
+  if (summary.errors.length) {
+    nodeFailed(chain);
+    log.warn({ chainId: chain.chainId, errors: summary.errors }, "chain follower: steps of this pass failed (the next pass does them again)");
   }
   return summary;
 }

@@ -4,7 +4,7 @@ import { and, desc, eq, inArray, or, sql } from "drizzle-orm";
 import type { Address, Hex, PublicClient, TransactionReceipt } from "viem";
 import { nodeClient, publicClient } from "@/lib/chain/clients";
 import type { ChainConfig } from "@/lib/chain/registry";
-import { enqueue, findUserOperationReceipt, findUserOperationReceipts } from "@/lib/chain/relayer";
+import { enqueue, findUserOperationReceipt, findUserOperationReceipts, receiptsFromLogs } from "@/lib/chain/relayer";
 import { UserOperationRejectedError } from "@/lib/chain/userop";
 import type { Db } from "@/lib/db/client";
 import { paymasterSignatures, transactionIntents } from "@/lib/db/schema";
@@ -18,6 +18,7 @@ import { loadOp, opDeploys, type VersionedOp } from "@/lib/intent-records/versio
 import { metrics } from "@/lib/metrics";
 import { chainLandedJob, reorgRelayJob } from "@/lib/jobs/messages";
 import { sendJobs } from "@/lib/jobs/port";
+import { landingsOfIntent } from "@/lib/sponsorship/attribution";
 import { unlandIntents } from "./chain-landing";
 
 const load = async (db: Db, id: string): Promise<IntentRow | undefined> => (await db.select().from(transactionIntents).where(eq(transactionIntents.id, id)))[0];
@@ -41,8 +42,11 @@ export function settledOutcome(intent: IntentRow | undefined): LandingOutcome {
   return "not-pending";
 }
 
-/** Rejections a rebuilt op (fresh gas, fees, sponsorship window and signatures; or initCode dropped) can get past. */
-const REBUILDABLE = /^AA(10|22|24|25|32|33|34|40|41|51)\b/;
+/**
+ * Rejections a rebuilt op (fresh gas, fees, sponsorship window and signatures; or initCode dropped) can get past. Not
+ * AA25 (its nonce used): a rebuild keeps the nonce, and one with a fresh nonce could land beside the op that used it.
+ */
+const REBUILDABLE = /^AA(10|22|24|32|33|34|40|41|51)\b/;
 
 /**
  * Gets a pending intent's op on chain exactly once: if it already landed (a retry after a crash)
@@ -73,17 +77,21 @@ export async function landIntent(db: Db, intentId: string, options: { rebuild?: 
       if (!(err instanceof UserOperationRejectedError)) throw err;
       // Screened before its deployment landed (or the deployment was undone): the same as above.
       if (err.code === "AA20") return awaitDeployment(db, intent, chain);
-      // Its nonce is used: by an earlier signing of this intent's op (rebuilt since), which is then its landing.
+      // Its nonce is used, or its account made: by this intent's op (or an earlier signing of it, rebuilt since), which
+      // is then its landing, found on chain or by the chain follower.
       if (err.code === "AA25" || err.code === "AA10") {
-        const earlier = await earlierLanding(db, chain, intent);
-        if (earlier) {
-          await recordLanding(db, intent, earlier);
+        const landed = await landedSigning(db, chain, intent);
+        if (landed) {
+          await recordLanding(db, intent, landed);
           return "landed";
         }
+        // Nothing of this intent's found yet (a node behind the one that simulated the bundle): look again later. Its
+        // nonce key is the intent's own, so nothing else uses it; another nonce would let its calls run twice.
+        if (err.code === "AA25") return "held";
       }
       if (options.rebuild && err.code && REBUILDABLE.test(err.code)) {
         const sender = await signingSender(db, intent);
-        if (sender) return rebuild(db, intent, chain, sender, { deploy: false, freshNonce: err.code === "AA25" });
+        if (sender) return rebuild(db, intent, chain, sender, { deploy: false });
       }
       await failIntent(db, intent.id, err.message);
       return "rejected";
@@ -137,17 +145,21 @@ export async function failIntent(db: Db, intentId: string, reason: string): Prom
 }
 
 /**
- * The receipt of an earlier signing of the intent's op on chain, if one landed: a rebuild re-signs the same calls
- * with the same nonce, and the op it replaced may still have been mined (sent by us before, or by anyone holding it).
+ * The receipt of the intent's op on chain, if it landed: the current signing or an earlier one (a rebuild re-signs the
+ * same calls with the same nonce, and the op it replaced may still have been mined, sent by us before or by anyone
+ * holding it). The chain follower's landings of the intent first (read from the chain already), then a log search for
+ * every signing's hash.
  */
-async function earlierLanding(db: Db, chain: ChainConfig, intent: IntentRow) {
-  const hashes = await db
-    .select({ hash: paymasterSignatures.userOperationHash })
-    .from(paymasterSignatures)
-    .where(eq(paymasterSignatures.intentId, intent.id));
-  const others = hashes.map((h) => h.hash as Hex).filter((h) => h !== intent.userOperationHash.toLowerCase());
-  if (others.length === 0) return null;
-  const found = await findUserOperationReceipts(chain, others);
+async function landedSigning(db: Db, chain: ChainConfig, intent: IntentRow) {
+  const [seen] = await landingsOfIntent(db, intent.id);
+  if (seen) {
+    const bundle = await publicClient(chain).getTransactionReceipt({ hash: seen.transactionHash as Hex });
+    const found = [...receiptsFromLogs(bundle.logs, bundle.transactionHash, bundle.blockNumber)].find(([h]) => h.toLowerCase() === seen.userOperationHash);
+    if (found) return found[1];
+  }
+  const hashes = await db.select({ hash: paymasterSignatures.userOperationHash }).from(paymasterSignatures).where(eq(paymasterSignatures.intentId, intent.id));
+  const all = [...new Set([intent.userOperationHash.toLowerCase(), ...hashes.map((h) => h.hash)])] as Hex[];
+  const found = await findUserOperationReceipts(chain, all);
   return [...found.values()][0] ?? null;
 }
 

@@ -1,6 +1,5 @@
-import crypto from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
-import { isAddressEqual, toHex, type Hex } from "viem";
+import { isAddressEqual, type Hex } from "viem";
 import { getAccount } from "@/lib/accounts/service";
 import { deploymentOf } from "@/lib/chain/accounts";
 import { publicClient } from "@/lib/chain/clients";
@@ -48,14 +47,12 @@ export async function signingSender(db: Db, intent: IntentRow): Promise<IntentSe
 export interface RebuildOptions {
   /** The op deploys the account (carries its initCode); otherwise it runs once the account has code. */
   deploy: boolean;
-  /** A new 2D nonce key: only when the old op's nonce is used by another op, so the old one can never land. */
-  freshNonce?: boolean;
 }
 
 /**
  * Rebuilds a pending custodial intent's op (same calls, fresh gas, fees and sponsorship window, signed again by the
- * service) and records it, so its relay sends the new one. The same nonce is kept unless `freshNonce`: the old op and
- * the new one can then never both land. With `deploy`, the intent becomes its account's deployer, which fails
+ * service) and records it, so its relay sends the new one. The same nonce is kept: the old op and the new one can
+ * never both land. With `deploy`, the intent becomes its account's deployer, which fails
  * (unique violation of DEPLOYER_INDEX) if another live intent already is. The policy that accepted the intent is
  * not asked again, but its paymaster signs again (ours, or its ERC-7677 service). Returns false when the intent is no
  * longer pending.
@@ -73,7 +70,7 @@ export async function rebuildIntent(db: Db, intent: IntentRow, chain: ChainConfi
     initCode: options.deploy || undeployed ? factoryInitCode : "0x",
     deployedFirst: !options.deploy,
     callData: old.callData,
-    nonceKey: options.freshNonce ? BigInt(toHex(crypto.randomBytes(24))) : old.nonce >> 64n,
+    nonceKey: old.nonce >> 64n,
     sponsored: paymaster !== null,
     ...(paymaster && { paymasterStub: paymaster.stub }),
   });
@@ -92,7 +89,7 @@ async function rebuildV08(db: Db, intent: IntentRow, chain: ChainConfig, sender:
   const { op, paymaster } = await planOperationV08(
     chain,
     sender,
-    { calls: [], callData: old.callData, policy, nonceKey: options.freshNonce ? BigInt(toHex(crypto.randomBytes(24))) : old.nonce >> 64n },
+    { calls: [], callData: old.callData, policy, nonceKey: old.nonce >> 64n },
     null,
     options.deploy || undeployed,
   );

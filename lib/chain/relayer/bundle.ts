@@ -117,6 +117,9 @@ async function screenAuthorizations(chain: ChainConfig, entries: Entry[]) {
   return { kept, dropped, authorizationList };
 }
 
+/** The call reverted (the node said so), whatever its data. */
+const isRevert = (err: unknown) => err instanceof BaseError && /revert/i.test(err.message);
+
 /** The EntryPoint's FailedOp(index, reason) in a reverted call's error (v0.8: FailedOpWithRevert too), if that is what it is. */
 function failedOpOf(err: unknown, version: EntryPointVersion = "0.6"): { index: number; reason: string } | null {
   const data = revertDataOf(err);
@@ -166,6 +169,8 @@ async function screen(chain: ChainConfig, entries: Entry[], beneficiary: Address
           kept.length = 0;
           break;
         }
+        // A revert that names no op, in a bundle of several: which one cannot be told here; the bundle is halved.
+        if (kept.length > 1 && (data !== undefined || isRevert(err))) return { kept, dropped, landed, gas: 0n, authorizationList: [] as SignedAuthorization[], unscreened: true };
         throw err;
       }
       const [entry] = kept.splice(failed.index, 1) as [Entry];
@@ -217,7 +222,8 @@ export async function relayBundle(chain: ChainConfig, entries: Entry[], attempt:
     bundleSize: 0,
   }));
   if (screened.kept.length === 0) return combine([], alreadyLanded, screened.dropped);
-  if (screened.gas > state().config.maxBundleGas && screened.kept.length > 1) {
+  // Too much gas for one bundle, or a revert that names no op: in halves, each screened on its own.
+  if (("unscreened" in screened && screened.unscreened) || (screened.gas > state().config.maxBundleGas && screened.kept.length > 1)) {
     const half = Math.ceil(screened.kept.length / 2);
     const parts = await Promise.all([
       relayBundle(chain, screened.kept.slice(0, half), attempt),

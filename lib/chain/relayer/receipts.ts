@@ -94,7 +94,9 @@ export async function findUserOperationReceipt(
       event: userOperationEvent,
       args: { userOpHash },
       fromBlock: start,
-      toBlock: to,
+      // The newest range up to whatever head the node answering has: the number read before may be another node's,
+      // behind it (a fallback transport), and an op of the last blocks must not be missed (it would be sent again).
+      toBlock: to === latest ? "latest" : to,
     });
     const log = logs.at(-1);
     if (log) {
@@ -127,7 +129,7 @@ export async function findUserOperationReceipts(chain: ChainConfig, userOpHashes
   const transactions = new Set<Hex>();
   for (let to = latest; to >= from && wanted.size > 0; to -= LOG_CHUNK_BLOCKS) {
     const start = to - LOG_CHUNK_BLOCKS + 1n > from ? to - LOG_CHUNK_BLOCKS + 1n : from;
-    const logs = await client.getLogs({ address: entryPoints(), event: userOperationEvent, args: { userOpHash: userOpHashes }, fromBlock: start, toBlock: to });
+    const logs = await client.getLogs({ address: entryPoints(), event: userOperationEvent, args: { userOpHash: userOpHashes }, fromBlock: start, toBlock: to === latest ? "latest" : to });
     for (const log of logs) transactions.add(log.transactionHash);
     for (const log of logs) wanted.delete(log.args.userOpHash!.toLowerCase());
     if (start === 0n) break;
