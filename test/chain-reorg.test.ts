@@ -1,11 +1,13 @@
 import { and, eq } from "drizzle-orm";
-import { parseEther, toHex, type Hex } from "viem";
+import { keccak256, parseEther, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entryPointAbi } from "@/contracts/artifacts";
 import { startAnvil, type AnvilNode } from "@/lib/chain/anvil";
 import { publicClient } from "@/lib/chain/clients";
-import { serviceDeployment } from "@/lib/chain/contracts";
+import { ourPaymasters, serviceDeployment } from "@/lib/chain/contracts";
+import type { PaidOp } from "@/lib/chain/paid-ops";
+import { observe, removeOffRange, type LandingRow } from "@/lib/sponsorship/attribution";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { getDb } from "@/lib/db/client";
 import { accounts, chainLandings, sponsorshipEntries } from "@/lib/db/schema";
@@ -14,7 +16,9 @@ import type { ProjectWithKeys } from "@/lib/projects/service";
 import { balanceOf } from "@/lib/sponsorship/ledger";
 import { call, newProject } from "./helpers/api";
 import { followed } from "./helpers/follow";
-import { landIntent } from "@/lib/intents/land-intent";
+import { checkConfirmations, enqueueOp, landIntent } from "@/lib/intents/land-intent";
+import { recordLanding } from "@/lib/intents/landing";
+import { loadOp } from "@/lib/intent-records/versioned-op";
 import { intentRow, runInProcessOnly } from "./helpers/relay-fixtures";
 import { InngestTestEngine } from "@inngest/test";
 import { vi } from "vitest";
@@ -156,6 +160,69 @@ describe("a reorg that removes a landing", () => {
     await followed(CHAIN_ID);
     expect((await balanceOf(db, ctx, CHAIN_ID)).settled).toBe(before.settled + BigInt((await intentRow(created.body.id)).gasCost!));
   }, 120_000);
+
+  it("does not record a landing the relayer read from a block that left the chain after the follower read past it", async () => {
+    const key = project.keys.test.secret;
+    const ctx = { projectId: project.id, livemode: false };
+    const db = await getDb();
+    const policy = await openPolicy(key);
+    await followed(CHAIN_ID);
+    const before = await balanceOf(db, ctx, CHAIN_ID);
+    const created = await call("POST", "/v1/transaction_intents", { key, json: { chainId: CHAIN_ID, policy, interactions: [{ to: privateKeyToAccount(generatePrivateKey()).address, value: "0" }] } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const intent = await intentRow(created.body.id);
+    const snapshot = await rpc<Hex>("evm_snapshot");
+    // The relayer's bundle is mined and its receipts read; then its block leaves the chain and the follower reads past
+    // it, all before the relayer records what it read.
+    const { receipt, transaction } = await enqueueOp(chain, loadOp(intent.userOperation));
+    await rpc("evm_revert", [snapshot]);
+    await rpc("anvil_mine", [toHex(2)]);
+    await followed(CHAIN_ID);
+    await recordLanding(db, intent, receipt, transaction);
+    const landings = await db.select().from(chainLandings).where(eq(chainLandings.userOperationHash, receipt.userOpHash.toLowerCase()));
+    expect(landings.filter((l) => l.status !== "removed")).toEqual([]);
+    expect((await balanceOf(db, ctx, CHAIN_ID)).settled).toBe(before.settled);
+    // The intent (recorded from the receipt) is sent back by its confirmation check, lands again and is charged once.
+    await rpc("anvil_mine", [toHex(intent.confirmationBlocks + 1)]);
+    expect(await checkConfirmations(db, created.body.id)).toMatchObject({ reorged: true });
+    expect(await landIntent(db, created.body.id)).toBe("landed");
+    await followed(CHAIN_ID);
+    expect((await balanceOf(db, ctx, CHAIN_ID)).settled).toBe(before.settled + BigInt((await intentRow(created.body.id)).gasCost!));
+  }, 120_000);
+
+  it("checks every landing recorded in a range against the blocks read, in the transaction that moves the follower past it", async () => {
+    const db = await getDb();
+    const [pair] = ourPaymasters(chain);
+    const far = 10_000_000n; // past anything this chain mines in the test
+    const a: Hex = `0x${"aa".repeat(32)}`;
+    const b: Hex = `0x${"bb".repeat(32)}`;
+    const c: Hex = `0x${"cc".repeat(32)}`;
+    const paid = (blockNumber: bigint, blockHash: Hex): PaidOp => ({
+      chainId: CHAIN_ID,
+      entryPoint: pair!.entryPoint,
+      paymaster: pair!.paymaster,
+      userOpHash: keccak256(toHex(`${blockNumber}`)),
+      sender: privateKeyToAccount(generatePrivateKey()).address,
+      nonce: 0n,
+      success: true,
+      actualGasCost: 1n,
+      actualGasUsed: 1n,
+      transactionHash: keccak256(toHex(`tx ${blockNumber}`)),
+      blockNumber,
+      blockHash,
+      logIndex: 0,
+    });
+    await db.transaction((tx) => observe(tx, [paid(far, a), paid(far + 1n, c)], null));
+    const read = new Map<number, string>([[Number(far), a]]);
+    const check = () => db.transaction((tx) => removeOffRange(tx, CHAIN_ID, { from: far, to: far + 1n }, (n) => read.get(n)));
+    // A block not read (a landing recorded since the follower looked): the range is read again.
+    expect(await check()).toBe("unchecked");
+    read.set(Number(far) + 1, b);
+    expect((await check()) as LandingRow[]).toMatchObject([{ blockNumber: Number(far) + 1, blockHash: c, status: "removed" }]);
+    read.set(Number(far), b);
+    expect((await check()) as LandingRow[]).toMatchObject([{ blockNumber: Number(far), status: "removed" }]);
+    expect(await check()).toEqual([]);
+  });
 
   it("reverses a deposit credited in a block that left the chain", async () => {
     const key = project.keys.test.secret;

@@ -12,7 +12,7 @@ import { chainCursors, chainLandings, paymasterSignatures, sponsoredOperations, 
 import { takeRemoteCallsInTransactions } from "@/lib/db/transaction-guard";
 import { serializeUserOp } from "@/lib/intent-records/userop-json";
 import type { ProjectWithKeys } from "@/lib/projects/service";
-import { FOLLOWER_CURSOR } from "@/lib/follower/follow";
+import { FOLLOWER_CURSOR } from "@/lib/sponsorship/attribution";
 import { balanceOf, credit } from "@/lib/sponsorship/ledger";
 import { startAlto, type AltoBundler } from "./helpers/alto";
 import { call, newProject } from "./helpers/api";

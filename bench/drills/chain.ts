@@ -374,7 +374,7 @@ export async function chainDrill(short: boolean): Promise<number> {
       "chain",
       [
         ["intents or ops not as the chain has them", intents.problems],
-        ["intents whose calls landed more than once", twice.map((t) => `${t.intentId}: ${t.n} ops on chain`)],
+        ["intents with more than one landing in the books (calls run twice, or a landing not undone)", twice.map((t) => `${t.intentId}: ${t.n} landings`)],
         ["ledger not the chain (reconciliation)", final.balanced ? [] : [JSON.stringify({ paymasters: final.paymasters.map((p) => ({ v: p.version, mismatch: p.mismatchWei, unattributed: p.unattributed, missing: p.missing })), staleHolds: final.staleHolds })]],
         ["ledger problems", ledger.problems],
         ["last webhooks not the final state", webhooks],

@@ -1,7 +1,7 @@
 // Chain reads that many concurrent requests make alike (the latest block, fees): one fetch serves every caller that
 // asks while it is in flight. Nothing is kept after the answer, so no caller gets a block older than its request
 // by more than that fetch's round trip (a cached one could predate a time jump, or a base fee rise).
-import type { Block } from "viem";
+import { BlockNotFoundError, type Block } from "viem";
 import { chainKey, publicClient } from "./clients";
 import type { ChainConfig } from "./registry";
 
@@ -20,6 +20,22 @@ export function coalesce<T>(chain: ChainConfig, what: string, fetch: () => Promi
 /** The chain's latest block (eth_getBlockByNumber "latest"), coalesced. */
 export const latestBlock = (chain: ChainConfig): Promise<Block> => coalesce(chain, "latest-block", () => publicClient(chain).getBlock({ blockTag: "latest" }));
 
-/** Block `number`, coalesced (the ops of one bundle record their landing at once). */
+/** How often, and how far apart, a block a receipt names is asked for again when the answering node lacks it. */
+const BLOCK_TRIES = 4;
+const BLOCK_RETRY_MS = 500;
+
+/**
+ * Block `number`, coalesced (the ops of one bundle record their landing at once). A receipt from one node names a
+ * block another (behind it) may not have yet: that one is asked again a few times before the error stands.
+ */
 export const blockAt = (chain: ChainConfig, number: bigint): Promise<Block> =>
-  coalesce(chain, `block:${number}`, () => publicClient(chain).getBlock({ blockNumber: number }));
+  coalesce(chain, `block:${number}`, async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await publicClient(chain).getBlock({ blockNumber: number });
+      } catch (err) {
+        if (!(err instanceof BlockNotFoundError) || attempt >= BLOCK_TRIES) throw err;
+        await new Promise((r) => setTimeout(r, BLOCK_RETRY_MS));
+      }
+    }
+  });

@@ -20,13 +20,10 @@ import { chainLandedJob, reorgRelayJob } from "@/lib/jobs/messages";
 import { sendJobs } from "@/lib/jobs/port";
 import { log } from "@/lib/log";
 import { metrics } from "@/lib/metrics";
-import { observe, removeLandings, settleLandings } from "@/lib/sponsorship/attribution";
+import { FOLLOWER_CURSOR, observe, removeLandings, removeOffRange, settleLandings } from "@/lib/sponsorship/attribution";
 import { confirmedThrough, followSettings } from "@/lib/sponsorship/depth";
 import { DEPOSITS_CURSOR, depositCreditsAfter, readDeposits, reverseDeposits, type DepositOutcome } from "@/lib/sponsorship/deposits";
 import { sweepHolds, type SweepSummary } from "@/lib/sponsorship/sweep";
-
-/** The follower's cursor in chain_cursors: the next block to read, and the hash of the one before as read. */
-export const FOLLOWER_CURSOR = "follower";
 
 export interface Reorg {
   /** The last block still the chain's (everything after it was checked); -1: from the start. */
@@ -77,13 +74,28 @@ async function moveCursor(db: Queryable, name: string, chainId: number, from: bi
 
 /** Block hashes at numbers, as `client` has them now (null: past its head), each read once; `known` adds hashes read with logs. */
 function hashesOf(client: PublicClient, head: Block) {
-  const memo = new Map<number, Promise<string | null>>([[Number(head.number), Promise.resolve(head.hash!.toLowerCase())]]);
+  const memo = new Map<number, Promise<string | null>>();
+  const read = new Map<number, string>();
+  const known = (n: number, hash: string) => {
+    read.set(n, hash.toLowerCase());
+    memo.set(n, Promise.resolve(hash.toLowerCase()));
+  };
+  known(Number(head.number), head.hash!);
   const hashAt = (n: number): Promise<string | null> => {
     if (n > Number(head.number)) return Promise.resolve(null);
-    if (!memo.has(n)) memo.set(n, client.getBlock({ blockNumber: BigInt(n) }).then((b) => b.hash!.toLowerCase()));
+    if (!memo.has(n))
+      memo.set(
+        n,
+        client.getBlock({ blockNumber: BigInt(n) }).then((b) => {
+          read.set(n, b.hash!.toLowerCase());
+          return b.hash!.toLowerCase();
+        }),
+      );
     return memo.get(n)!;
   };
-  return Object.assign(hashAt, { known: (n: number, hash: string) => void memo.set(n, Promise.resolve(hash.toLowerCase())) });
+  /** The hash already read at a number, without reading (inside a transaction). */
+  const peek = (n: number): string | undefined => read.get(n);
+  return Object.assign(hashAt, { known, peek });
 }
 
 /** Rows (anything with a block number and hash) whose block is no longer the chain's. */
@@ -204,6 +216,9 @@ async function chainLandedIntents(db: Db, chain: ChainConfig): Promise<string[]>
   return landed.map((i) => i.id);
 }
 
+/** Thrown to roll back a range's transaction: a landing recorded meanwhile in a block not checked yet. */
+const RANGE_AGAIN = new Error("chain follower: a landing was recorded in the range while it was read; reading it again");
+
 /**
  * One pass of the follower over one chain (see the file's comment), bounded by `deadline` (ms since the epoch) for the
  * reading forward; cursors are stored, so a pass cut short is continued by the next, and every step is idempotent.
@@ -235,13 +250,27 @@ export async function followChain(db: Db, chain: ChainConfig, options: { deadlin
     for (const op of ops) hashAt.known(Number(op.blockNumber), op.blockHash);
     hashAt.known(Number(to), toBlock.hash!);
     const undone = await undoOffChain(db, chain, hashAt, Number(from) - 1, Number(to));
+    const next: Cursor = { next: to + 1n, hash: toBlock.hash!.toLowerCase() };
+    // Moving the cursor, then checking every landing recorded in the range against the blocks just read: the relayer
+    // records ahead of the cursor only (aheadOfFollower), so one it recorded since the check above is caught here.
+    let observed: Awaited<ReturnType<typeof observe>> | null;
+    try {
+      observed = await db.transaction(async (tx) => {
+        if (!(await moveCursor(tx, FOLLOWER_CURSOR, chain.chainId, from, next))) return null;
+        const removed = await removeOffRange(tx, chain.chainId, { from, to }, hashAt.peek);
+        if (removed === "unchecked") throw RANGE_AGAIN;
+        undone.landings += removed.length;
+        return observe(tx, ops, through);
+      });
+    } catch (err) {
+      if (err === RANGE_AGAIN) continue;
+      throw err;
+    }
     if (undone.landings || undone.intents) {
       metrics.reorgs.inc({ chain: String(chain.chainId) });
       log.warn({ chainId: chain.chainId, from: Number(from), to: Number(to), ...undone }, "chain follower: landings recorded ahead of it left the chain (reorg)");
       summary.reorg ??= { back: Number(from) - 1, ...undone };
     }
-    const next: Cursor = { next: to + 1n, hash: toBlock.hash!.toLowerCase() };
-    const observed = await db.transaction(async (tx) => ((await moveCursor(tx, FOLLOWER_CURSOR, chain.chainId, from, next)) ? observe(tx, ops, through) : null));
     if (observed) {
       summary.read = { from: summary.read?.from ?? Number(from), to: Number(to) };
       summary.observed += observed.landings.length;

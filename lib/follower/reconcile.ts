@@ -15,8 +15,8 @@ import type { Db, Queryable } from "@/lib/db/client";
 import { chainCursors, chainLandings, paymasterSignatures, sponsorshipEntries, sponsorshipHolds, sponsorshipReconciliations } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
+import { FOLLOWER_CURSOR } from "@/lib/sponsorship/attribution";
 import { confirmedThrough, followSettings } from "@/lib/sponsorship/depth";
-import { FOLLOWER_CURSOR } from "./follow";
 
 /** SPONSORSHIP_RECONCILE_BLOCKS: the blocks the background reconciliation reads back from the confirmed head each time. */
 export const reconcileBlocks = () => envNumber("SPONSORSHIP_RECONCILE_BLOCKS", 10_000, { min: 1, integer: true });

@@ -13,7 +13,7 @@ import type { Db } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
 import { metrics } from "@/lib/metrics";
 import { paidOpsOf, type PaidOp } from "@/lib/chain/paid-ops";
-import { observe } from "@/lib/sponsorship/attribution";
+import { aheadOfFollower, observe } from "@/lib/sponsorship/attribution";
 import { followSettings } from "@/lib/sponsorship/depth";
 import type { IntentRow } from "./service";
 import { loadOp } from "@/lib/intent-records/versioned-op";
@@ -124,12 +124,15 @@ export async function recordLandings(db: Db, landings: Landing[]): Promise<void>
     return sql`(${intent.id}, ${receipt.success ? "successful" : "failed"}, ${receipt.userOpHash.toLowerCase()}, ${receipt.transactionHash}, ${Number(receipt.blockNumber)}::int, ${blockHash.toLowerCase()}, ${receipt.actualGasUsed.toString()}, ${receipt.actualGasCost.toString()}, ${JSON.stringify(response)}::jsonb, ${response.error ?? null}::text)`;
   });
   await db.transaction(async (tx) => {
+    // First, before any row lock of this transaction: the follower's cursor (see aheadOfFollower).
+    const ahead = new Map<number, PaidOp[]>();
+    for (const [chainId, events] of [...paid].sort(([a], [b]) => a - b)) ahead.set(chainId, await aheadOfFollower(tx, chainId, events));
     await tx.execute(sql`
       update ${transactionIntents} set status = v.status, user_operation_hash = v.user_operation_hash, transaction_hash = v.transaction_hash, block_number = v.block_number,
         block_hash = v.block_hash, gas_used = v.gas_used, gas_cost = v.gas_cost, response = v.response, error = v.error, updated_at = now()
       from (values ${sql.join(values, sql`, `)}) as v(id, status, user_operation_hash, transaction_hash, block_number, block_hash, gas_used, gas_cost, response, error)
       where ${transactionIntents.id} = v.id and (${transactionIntents.blockHash} is null or ${transactionIntents.blockHash} = v.block_hash)`);
-    for (const [chainId, events] of paid) {
+    for (const [chainId, events] of ahead) {
       const chain = findChain(chainId)!;
       // At a depth of one block, a receipt just read is confirmed; deeper, the chain follower settles later.
       const through = followSettings(chain).confirmations === 1 ? events.reduce((max, e) => (e.blockNumber > max ? e.blockNumber : max), 0n) : null;

@@ -1,6 +1,7 @@
 import { and, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { BlockNotFoundError, type Address, type Hex } from "viem";
 import { publicClient } from "@/lib/chain/clients";
+import { blockAt } from "@/lib/chain/coalesce";
 import { message } from "@/lib/chain/multicall";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import type { Db, Queryable } from "@/lib/db/client";
@@ -80,9 +81,8 @@ async function blockTimestamps(chain: ChainConfig, logs: { blockNumber: bigint; 
   const timestamps = new Map<bigint, number>();
   for (const log of logs) if (log.blockTimestamp != null) timestamps.set(log.blockNumber, Number(log.blockTimestamp));
   const missing = [...new Set(logs.map((l) => l.blockNumber))].filter((n) => !timestamps.has(n));
-  const client = publicClient(chain);
   for (let i = 0; i < missing.length; i += 20) {
-    await Promise.all(missing.slice(i, i + 20).map(async (n) => timestamps.set(n, Number((await client.getBlock({ blockNumber: n })).timestamp))));
+    await Promise.all(missing.slice(i, i + 20).map(async (n) => timestamps.set(n, Number((await blockAt(chain, n)).timestamp))));
   }
   return timestamps;
 }

@@ -4,16 +4,58 @@
 // At the confirmation depth a landing is settled once at its actualGasCost; a landing whose block left the chain is
 // removed, its settlement reversed by a journal entry and its hold held again. An event no signature answers for is
 // unattributed: the operator's, logged, counted and reconciled.
-import { and, eq, inArray, isNull, ne, or, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, isNull, lte, ne, or, sql } from "drizzle-orm";
 import type { PaidOp } from "@/lib/chain/paid-ops";
 import { rowsOf, type Queryable, type Tx } from "@/lib/db/client";
-import { chainLandings, paymasterSignatures, sponsoredOperations, sponsorshipEntries, sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
+import { chainCursors, chainLandings, paymasterSignatures, sponsoredOperations, sponsorshipEntries, sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
 import { holdEntry, type HoldRow } from "./ledger";
 
 export type LandingRow = typeof chainLandings.$inferSelect;
 type EntryInsert = typeof sponsorshipEntries.$inferInsert;
+
+/** The chain follower's cursor in chain_cursors: the next block it reads, and the hash of the one before as read. */
+export const FOLLOWER_CURSOR = "follower";
+
+/**
+ * The events the relayer read from its receipts that it may record: those in blocks the chain follower has not read
+ * yet. The follower recorded the others itself when they were the chain's; one from a block that has since left the
+ * chain, recorded behind the follower, would never be checked again. Called first in the relayer's transaction: the
+ * share lock on the cursor orders it against the follower's (which moves the cursor, then checks what was recorded).
+ */
+export async function aheadOfFollower(tx: Queryable, chainId: number, events: PaidOp[]): Promise<PaidOp[]> {
+  const [cursor] = await tx
+    .select({ next: chainCursors.nextBlock })
+    .from(chainCursors)
+    .where(and(eq(chainCursors.name, FOLLOWER_CURSOR), eq(chainCursors.chainId, chainId)))
+    .for("share");
+  return cursor ? events.filter((e) => e.blockNumber >= cursor.next) : events;
+}
+
+/**
+ * The follower has just read blocks from..to (`ops`, and the hashes it knows of those blocks): landings recorded there
+ * in a block the chain no longer has are removed. One in a block whose hash the follower does not know (recorded by
+ * the relayer since the follower last looked) answers "unchecked": the caller rolls back and reads the range again.
+ */
+export async function removeOffRange(
+  tx: Queryable,
+  chainId: number,
+  range: { from: bigint; to: bigint },
+  hashOf: (n: number) => string | undefined,
+): Promise<LandingRow[] | "unchecked"> {
+  const rows = await tx
+    .select()
+    .from(chainLandings)
+    .where(and(eq(chainLandings.chainId, chainId), ne(chainLandings.status, "removed"), gte(chainLandings.blockNumber, Number(range.from)), lte(chainLandings.blockNumber, Number(range.to))));
+  const gone: string[] = [];
+  for (const row of rows) {
+    const hash = hashOf(row.blockNumber);
+    if (hash === undefined) return "unchecked";
+    if (hash !== row.blockHash.toLowerCase()) gone.push(row.id);
+  }
+  return removeLandings(tx, gone);
+}
 
 
 /** The landings of these events (recorded now, or before: the relayer and the chain follower both see them). */
@@ -184,24 +226,24 @@ export async function observe(tx: Tx, events: PaidOp[], settleThrough: bigint | 
   return { landings: recorded, settled };
 }
 
+/** The signatures of the landings' chain, EntryPoints, senders and nonces: only one op of each can land. */
+const sameSlots = (landings: LandingRow[]) =>
+  and(
+    eq(paymasterSignatures.chainId, landings[0]!.chainId),
+    sql`(${paymasterSignatures.entryPoint}, ${paymasterSignatures.sender}, ${paymasterSignatures.nonce}) in (${sql.join(
+      landings.map((l) => sql`(${l.entryPoint}, ${l.sender}, ${l.nonce}::numeric)`),
+      sql`, `,
+    )})`,
+  );
+
 /** A landed op's signature is landed; every other live signature of its sender and nonce can no longer land. */
 async function markSignatures(tx: Queryable, landings: LandingRow[]): Promise<void> {
   const signed = landings.flatMap((l) => (l.signatureId ? [l.signatureId] : []));
   if (signed.length) await tx.update(paymasterSignatures).set({ status: "landed", updatedAt: sql`now()` }).where(inArray(paymasterSignatures.id, signed));
-  const slots = sql.join(
-    landings.map((l) => sql`(${l.entryPoint}, ${l.sender}, ${l.nonce}::numeric)`),
-    sql`, `,
-  );
   await tx
     .update(paymasterSignatures)
     .set({ status: "dead", updatedAt: sql`now()` })
-    .where(
-      and(
-        eq(paymasterSignatures.chainId, landings[0]!.chainId),
-        eq(paymasterSignatures.status, "live"),
-        sql`(${paymasterSignatures.entryPoint}, ${paymasterSignatures.sender}, ${paymasterSignatures.nonce}) in (${slots})`,
-      ),
-    );
+    .where(and(eq(paymasterSignatures.status, "live"), sameSlots(landings)));
 }
 
 interface BalanceDelta {
@@ -321,14 +363,10 @@ export async function removeLandings(tx: Queryable, landingIds: string[]): Promi
     ).map((e) => [e.landingId!, e.id]),
   );
   // Signatures back to live: the landing's, and those of its sender and nonce that its landing made dead.
-  const slots = sql.join(
-    removed.map((l) => sql`(${l.entryPoint}, ${l.sender}, ${l.nonce}::numeric)`),
-    sql`, `,
-  );
   await tx
     .update(paymasterSignatures)
     .set({ status: "live", updatedAt: sql`now()` })
-    .where(and(eq(paymasterSignatures.chainId, removed[0]!.chainId), ne(paymasterSignatures.status, "live"), sql`(${paymasterSignatures.entryPoint}, ${paymasterSignatures.sender}, ${paymasterSignatures.nonce}) in (${slots})`));
+    .where(and(ne(paymasterSignatures.status, "live"), sameSlots(removed)));
   const holds = await lockHolds(
     tx,
     removed.flatMap((l) => (l.holdId && old.has(l.id) ? [l.holdId] : [])),

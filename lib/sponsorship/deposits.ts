@@ -11,7 +11,7 @@ import type { Db, Queryable } from "@/lib/db/client";
 import { developerAccounts, sponsorshipBalances, sponsorshipEntries } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
-import { credit, type EntryRow } from "./ledger";
+import { balanceOfHold, credit, type EntryRow } from "./ledger";
 import { usdPrice } from "./prices";
 
 /** The cursor of deposits in chain_cursors: read up to the confirmation depth. */
@@ -196,7 +196,7 @@ export async function reverseDeposits(db: Db, credits: EntryRow[]): Promise<numb
       await tx
         .update(sponsorshipBalances)
         .set({ credited: sql`${sponsorshipBalances.credited} - ${c.amount}::numeric`, updatedAt: sql`now()` })
-        .where(and(eq(sponsorshipBalances.projectId, c.projectId), eq(sponsorshipBalances.livemode, c.livemode), eq(sponsorshipBalances.chainId, c.chainId)));
+        .where(balanceOfHold(c));
       reversed++;
       log.warn({ chainId: c.chainId, projectId: c.projectId, reference: c.reference, amount: c.amount, blockNumber: c.blockNumber }, "sponsorship deposit reversed: its block left the chain");
     }

@@ -184,7 +184,8 @@ export function holdEntry(h: HoldRow, kind: HoldEntryKind, amount: bigint) {
   };
 }
 
-const balanceOfHold = (h: HoldRow) =>
+/** The balance row a hold is of. */
+export const balanceOfHold = (h: Pick<HoldRow, "projectId" | "livemode" | "chainId">) =>
   and(eq(sponsorshipBalances.projectId, h.projectId), eq(sponsorshipBalances.livemode, h.livemode), eq(sponsorshipBalances.chainId, h.chainId));
 
 /**

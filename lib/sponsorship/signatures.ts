@@ -9,7 +9,7 @@ import type { Queryable, Tx } from "@/lib/db/client";
 import { paymasterSignatures, sponsorshipBalances, sponsorshipEntries, sponsorshipHolds } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import { declined } from "./declines";
-import { holdEntry, ledgerEnforced, type HoldRow } from "./ledger";
+import { balanceOfHold, holdEntry, ledgerEnforced, type HoldRow } from "./ledger";
 
 export type SignatureRow = typeof paymasterSignatures.$inferSelect;
 
@@ -44,9 +44,6 @@ export const signatureRow = (hold: Pick<HoldRow, "id" | "projectId" | "livemode"
   intentId: hold.intentId,
   sponsoredOperationId: hold.sponsoredOperationId,
 });
-
-const balanceOfHold = (h: HoldRow) =>
-  and(eq(sponsorshipBalances.projectId, h.projectId), eq(sponsorshipBalances.livemode, h.livemode), eq(sponsorshipBalances.chainId, h.chainId));
 
 /**
  * Records another signature under a hold (in the transaction that lets it leave the service): the hold grows to the

@@ -10,7 +10,7 @@ import type { ChainConfig } from "@/lib/chain/registry";
 import type { Db } from "@/lib/db/client";
 import { paymasterSignatures, sponsorshipEntries, sponsorshipHolds, sponsorshipBalances } from "@/lib/db/schema";
 import { log } from "@/lib/log";
-import { holdEntry, releaseHold } from "./ledger";
+import { balanceOfHold, holdEntry, releaseHold } from "./ledger";
 
 export interface SweepSummary {
   /** Signatures that died: past validUntil, or their nonce used by another op. */
@@ -135,7 +135,7 @@ export async function sweepHolds(db: Db, chain: ChainConfig, client: PublicClien
         await tx
           .update(sponsorshipBalances)
           .set({ held: sql`${sponsorshipBalances.held} - ${delta.toString()}::numeric`, updatedAt: sql`now()` })
-          .where(and(eq(sponsorshipBalances.projectId, h.projectId), eq(sponsorshipBalances.livemode, h.livemode), eq(sponsorshipBalances.chainId, h.chainId)));
+          .where(balanceOfHold(h));
         await tx.insert(sponsorshipEntries).values(holdEntry(h, "release", delta));
         summary.lowered++;
       }

@@ -196,8 +196,11 @@ async function receiptOf(chain: ChainConfig, hash: Hex): Promise<TransactionRece
   }
 }
 
-/** Blocks mined without our bundle before the executor's nonces are checked against the node. */
-const STALL_BLOCKS = 3n;
+/**
+ * Blocks mined without our bundle before the executor's nonces are checked against the node (a lost transaction
+ * below ours holds every later bundle of the executor; the chain drill measures what this costs after a drop).
+ */
+const STALL_BLOCKS = 2n;
 /** How often the head is looked at for that (dev chains poll receipts far more often). */
 const STALL_CHECK_MS = 1_000;
 
