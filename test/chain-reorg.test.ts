@@ -222,6 +222,25 @@ describe("a reorg that removes a landing", () => {
     read.set(Number(far), b);
     expect((await check()) as LandingRow[]).toMatchObject([{ blockNumber: Number(far), status: "removed" }]);
     expect(await check()).toEqual([]);
+
+    // The block comes back (a reorg undone, or a node that had it wrong): the same log is a new landing, settled anew
+    // (a settlement reversed stays reversed: the journal is never edited).
+    const again = await db.transaction((tx) => observe(tx, [paid(far, a)], far));
+    expect(again.landings).toMatchObject([{ blockNumber: Number(far), blockHash: a, status: "settled" }]);
+    const rows = await db.select().from(chainLandings).where(and(eq(chainLandings.chainId, CHAIN_ID), eq(chainLandings.blockNumber, Number(far))));
+    expect(rows.map((r) => r.status).sort()).toEqual(["removed", "settled"]);
+
+    // A reorg found at the follower's cursor checks what was recorded after its rewind point, but a block past the
+    // head of the node it reads (one lagging the node the landing was read from) says nothing: it is left for later.
+    const snapshot = await rpc<Hex>("evm_snapshot");
+    await rpc("anvil_mine", [toHex(1)]);
+    await followed(CHAIN_ID);
+    await rpc("evm_revert", [snapshot]);
+    await rpc("anvil_mine", [toHex(2)]);
+    expect((await followed(CHAIN_ID)).reorgs.length).toBeGreaterThan(0);
+    expect(await db.select({ status: chainLandings.status }).from(chainLandings).where(eq(chainLandings.id, again.landings[0]!.id))).toEqual([{ status: "settled" }]);
+    read.set(Number(far), b);
+    expect((await check()) as LandingRow[]).toMatchObject([{ id: again.landings[0]!.id, status: "removed" }]);
   });
 
   it("reverses a deposit credited in a block that left the chain", async () => {

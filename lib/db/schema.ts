@@ -1205,7 +1205,8 @@ export const chainLandings = pgTable(
     updatedAt: createdAt(),
   },
   (t) => [
-    uniqueIndex("chain_landings_log_unique").on(t.chainId, t.blockHash, t.logIndex),
+    // One live landing per log; a removed one stays beside it (a block that comes back is a new landing, settled anew).
+    uniqueIndex("chain_landings_log_unique").on(t.chainId, t.blockHash, t.logIndex).where(sql`status <> 'removed'`),
     index().on(t.chainId, t.status, t.blockNumber),
     index().on(t.chainId, t.userOperationHash),
     index().on(t.holdId),

@@ -98,10 +98,18 @@ function hashesOf(client: PublicClient, head: Block) {
   return Object.assign(hashAt, { known, peek });
 }
 
-/** Rows (anything with a block number and hash) whose block is no longer the chain's. */
+/**
+ * Rows (anything with a block number and hash) whose block is no longer the chain's: another hash at its number. A
+ * block past the reading node's head says nothing (that node lags the one the row was read from); a chain that really
+ * got shorter is caught when it grows past the row again.
+ */
 async function offChain<T extends { blockNumber: number | null; blockHash: string | null }>(rows: T[], hashAt: (n: number) => Promise<string | null>): Promise<T[]> {
   const gone: T[] = [];
-  for (const row of rows) if (row.blockNumber !== null && row.blockHash !== null && (await hashAt(row.blockNumber)) !== row.blockHash.toLowerCase()) gone.push(row);
+  for (const row of rows) {
+    if (row.blockNumber === null || row.blockHash === null) continue;
+    const now = await hashAt(row.blockNumber);
+    if (now !== null && now !== row.blockHash.toLowerCase()) gone.push(row);
+  }
   return gone;
 }
 

@@ -82,7 +82,7 @@ async function recordEvents(tx: Queryable, events: PaidOp[]): Promise<LandingRow
         logIndex: e.logIndex,
       })),
     )
-    .onConflictDoNothing();
+    .onConflictDoNothing({ target: [chainLandings.chainId, chainLandings.blockHash, chainLandings.logIndex], where: sql`status <> 'removed'` });
   const pairs = sql.join(
     events.map((e) => sql`(${e.blockHash.toLowerCase()}, ${e.logIndex}::int)`),
     sql`, `,
@@ -90,7 +90,7 @@ async function recordEvents(tx: Queryable, events: PaidOp[]): Promise<LandingRow
   return tx
     .select()
     .from(chainLandings)
-    .where(and(eq(chainLandings.chainId, chainId), sql`(${chainLandings.blockHash}, ${chainLandings.logIndex}) in (${pairs})`));
+    .where(and(eq(chainLandings.chainId, chainId), ne(chainLandings.status, "removed"), sql`(${chainLandings.blockHash}, ${chainLandings.logIndex}) in (${pairs})`));
 }
 
 interface Match {

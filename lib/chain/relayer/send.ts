@@ -197,10 +197,11 @@ async function receiptOf(chain: ChainConfig, hash: Hex): Promise<TransactionRece
 }
 
 /**
- * Blocks mined without our bundle before the executor's nonces are checked against the node (a lost transaction
- * below ours holds every later bundle of the executor; the chain drill measures what this costs after a drop).
+ * Blocks mined without our bundle before the executor's nonces are checked against the node: every new block. A lost
+ * transaction below ours (a reorg took it, the node dropped it) holds every later bundle of the executor, and fresh
+ * intents queue behind them; the check is a few reads when nothing is lost (the chain drill measures the wait).
  */
-const STALL_BLOCKS = 2n;
+const STALL_BLOCKS = 1n;
 /** How often the head is looked at for that (dev chains poll receipts far more often). */
 const STALL_CHECK_MS = 1_000;
 
@@ -209,8 +210,8 @@ export class BundleStuckError extends NonceTakenError {}
 
 /**
  * Waits for any of the transactions sent with this nonce to be mined. Every bumpAfterMs without one, it resubmits
- * the same nonce with fees raised by 12.5% (at least to the market's): a replacement the node must accept. Every few
- * blocks without one it checks the node: our nonce used by another transaction (NonceTakenError: the ops go again),
+ * the same nonce with fees raised by 12.5% (at least to the market's): a replacement the node must accept. Every new
+ * block without one it checks the node: our nonce used by another transaction (NonceTakenError: the ops go again),
  * ours lost (sent again), a lost nonce below ours (filled: heal). After RELAY_MINE_TIMEOUT_MS, BundleStuckError.
  */
 export async function waitMined(

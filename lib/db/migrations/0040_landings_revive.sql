@@ -1,0 +1,2 @@
+DROP INDEX "chain_landings_log_unique";--> statement-breakpoint
+CREATE UNIQUE INDEX "chain_landings_log_unique" ON "chain_landings" USING btree ("chain_id","block_hash","log_index") WHERE status <> 'removed';
