@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, gte } from "drizzle-orm";
 import { keccak256, parseEther, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,7 +7,7 @@ import { startAnvil, type AnvilNode } from "@/lib/chain/anvil";
 import { publicClient } from "@/lib/chain/clients";
 import { ourPaymasters, serviceDeployment } from "@/lib/chain/contracts";
 import type { PaidOp } from "@/lib/chain/paid-ops";
-import { observe, removeOffRange, type LandingRow } from "@/lib/sponsorship/attribution";
+import { observe, removeLandings, removeOffRange, type LandingRow } from "@/lib/sponsorship/attribution";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { getDb } from "@/lib/db/client";
 import { accounts, chainLandings, sponsorshipEntries } from "@/lib/db/schema";
@@ -242,6 +242,34 @@ describe("a reorg that removes a landing", () => {
     read.set(Number(far), b);
     expect((await check()) as LandingRow[]).toMatchObject([{ id: again.landings[0]!.id, status: "removed" }]);
   });
+
+  it("records, settles and removes a first pass's hundreds of events in one transaction (statements bounded, PGlite too)", async () => {
+    const db = await getDb();
+    const [pair] = ourPaymasters(chain);
+    const from = 20_000_000n; // past anything this chain mines in the test
+    const events: PaidOp[] = Array.from({ length: 700 }, (_, i) => ({
+      chainId: CHAIN_ID,
+      entryPoint: pair!.entryPoint,
+      paymaster: pair!.paymaster,
+      userOpHash: keccak256(toHex(`many ${i}`)),
+      sender: privateKeyToAccount(generatePrivateKey()).address,
+      nonce: BigInt(i),
+      success: true,
+      actualGasCost: 1n,
+      actualGasUsed: 1n,
+      transactionHash: keccak256(toHex(`many tx ${i >> 4}`)),
+      blockNumber: from + BigInt(i >> 4),
+      blockHash: keccak256(toHex(`many block ${i >> 4}`)),
+      logIndex: i & 15,
+    }));
+    const observed = await db.transaction((tx) => observe(tx, events, from + 100n));
+    expect(observed.landings).toHaveLength(700);
+    expect(observed.settled).toBe(700);
+    const removed = await db.transaction((tx) => removeLandings(tx, observed.landings.map((l) => l.id)));
+    expect(removed).toHaveLength(700);
+    const rows = await db.select().from(chainLandings).where(and(eq(chainLandings.chainId, CHAIN_ID), gte(chainLandings.blockNumber, Number(from))));
+    expect(rows.filter((r) => r.status !== "removed")).toEqual([]);
+  }, 60_000);
 
   it("reverses a deposit credited in a block that left the chain", async () => {
     const key = project.keys.test.secret;

@@ -194,6 +194,23 @@ export interface Observed {
  * again. Run it in a transaction (the relayer's landing's, or the follower's).
  */
 export async function observe(tx: Tx, events: PaidOp[], settleThrough: bigint | null): Promise<Observed> {
+  const observed: Observed = { landings: [], settled: 0 };
+  for (const part of chunks(events)) {
+    const { landings, settled } = await observeSome(tx, part, settleThrough);
+    observed.landings.push(...landings);
+    observed.settled += settled;
+  }
+  return observed;
+}
+
+/**
+ * At most this many landings per statement: a first pass over a busy chain's history reads thousands of events at
+ * once, and PGlite stalls on a row-valued IN list of a few hundred rows (PostgreSQL does not).
+ */
+const STATEMENT_ROWS = 200;
+const chunks = <T>(rows: T[]): T[][] => Array.from({ length: Math.ceil(rows.length / STATEMENT_ROWS) }, (_, i) => rows.slice(i * STATEMENT_ROWS, (i + 1) * STATEMENT_ROWS));
+
+async function observeSome(tx: Tx, events: PaidOp[], settleThrough: bigint | null): Promise<Observed> {
   if (events.length === 0) return { landings: [], settled: 0 };
   const recorded = await recordEvents(tx, events);
   const fresh = recorded.filter((l) => l.holdId === null && l.projectId === null && l.status !== "removed");
@@ -293,12 +310,18 @@ async function writeHolds(tx: Queryable, holds: HoldRow[]) {
 }
 
 /**
- * Settles landings (seen, in blocks at the confirmation depth) once each, in a fixed number of statements. An
+ * Settles landings (seen, in blocks at the confirmation depth) once each, a few statements per STATEMENT_ROWS. An
  * attributed one: its hold, live, settles at the actual cost (the rest released); a hold no longer live (settled by
  * another landing, or released after its signatures expired) is held for the cost and settled. An unattributed one is
  * the operator's: counted. Landings already settled or removed are skipped.
  */
 export async function settleLandings(tx: Queryable, landings: LandingRow[]): Promise<number> {
+  let settled = 0;
+  for (const part of chunks(landings)) settled += await settleSome(tx, part);
+  return settled;
+}
+
+async function settleSome(tx: Queryable, landings: LandingRow[]): Promise<number> {
   const due = landings.filter((l) => l.status === "seen");
   if (due.length === 0) return 0;
   const claimed = rowsOf<{ id: string }>(
@@ -347,6 +370,12 @@ export async function settleLandings(tx: Queryable, landings: LandingRow[]): Pro
  * releases it when they cannot). Their signatures are live again, as are those its landing had made dead.
  */
 export async function removeLandings(tx: Queryable, landingIds: string[]): Promise<LandingRow[]> {
+  const removed: LandingRow[] = [];
+  for (const part of chunks(landingIds)) removed.push(...(await removeSome(tx, part)));
+  return removed;
+}
+
+async function removeSome(tx: Queryable, landingIds: string[]): Promise<LandingRow[]> {
   if (landingIds.length === 0) return [];
   const removed = await tx
     .update(chainLandings)
