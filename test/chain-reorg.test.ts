@@ -69,6 +69,16 @@ async function openPolicy(key: string) {
   return policy.body.id as string;
 }
 
+/** An open policy of the project, the follower caught up, and the project's balance then. */
+async function followedWithPolicy() {
+  const key = project.keys.test.secret;
+  const ctx = { projectId: project.id, livemode: false };
+  const db = await getDb();
+  const policy = await openPolicy(key);
+  await followed(CHAIN_ID);
+  return { key, ctx, db, policy, before: await balanceOf(db, ctx, CHAIN_ID) };
+}
+
 const entriesOf = async (intentId: string) =>
   (await (await getDb()).select().from(sponsorshipEntries).where(eq(sponsorshipEntries.intentId, intentId))).map((e) => ({ kind: e.kind, amount: e.amount })).sort((a, b) => a.kind.localeCompare(b.kind));
 
@@ -137,12 +147,7 @@ describe("a reorg that removes a landing", () => {
   }, 180_000);
 
   it("undoes a landing the relayer recorded ahead of the follower when its block leaves the chain before the follower reads it", async () => {
-    const key = project.keys.test.secret;
-    const ctx = { projectId: project.id, livemode: false };
-    const db = await getDb();
-    const policy = await openPolicy(key);
-    await followed(CHAIN_ID);
-    const before = await balanceOf(db, ctx, CHAIN_ID);
+    const { key, ctx, db, policy, before } = await followedWithPolicy();
     const snapshot = await rpc<Hex>("evm_snapshot");
     const created = await call("POST", "/v1/transaction_intents", { key, json: { chainId: CHAIN_ID, policy, interactions: [{ to: privateKeyToAccount(generatePrivateKey()).address, value: "0" }] } });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
@@ -162,12 +167,7 @@ describe("a reorg that removes a landing", () => {
   }, 120_000);
 
   it("does not record a landing the relayer read from a block that left the chain after the follower read past it", async () => {
-    const key = project.keys.test.secret;
-    const ctx = { projectId: project.id, livemode: false };
-    const db = await getDb();
-    const policy = await openPolicy(key);
-    await followed(CHAIN_ID);
-    const before = await balanceOf(db, ctx, CHAIN_ID);
+    const { key, ctx, db, policy, before } = await followedWithPolicy();
     const created = await call("POST", "/v1/transaction_intents", { key, json: { chainId: CHAIN_ID, policy, interactions: [{ to: privateKeyToAccount(generatePrivateKey()).address, value: "0" }] } });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const intent = await intentRow(created.body.id);
