@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { smartAccountV8Abi } from "@/contracts/artifacts";
 import { counterfactualAddressV08 } from "@/lib/chain/accounts-v08";
 import { accountSalt } from "@/lib/chain/accounts";
@@ -16,6 +16,7 @@ import { call, expectError, newProject, waitForLanding } from "./helpers/api";
 import { clientOf } from "./helpers/chain";
 import { setBalance } from "@/lib/chain/testing";
 import { chainOf } from "./helpers/chain";
+import { publicClient } from "@/lib/chain/clients";
 
 let project: ProjectWithKeys;
 let key: string;
@@ -77,6 +78,27 @@ describe("Upgradeable_v08 accounts", () => {
     expect(second.body.userOperation.factory).toBeUndefined();
     expect((await waitForLanding(key, second.body.id)).response.status).toBe(1);
     expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ deployed: true, ownerAddress: account.ownerAddress });
+  }, 60_000);
+
+  it("an intent whose build read the account without code (its deployment landed again meanwhile) is built again without a factory, not refused AA10", async () => {
+    const policy = await policyFor(["account_functions", "contract_functions"]);
+    const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType: "UpgradeableV8" } });
+    const first = await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy, interactions: [pay(account.ownerAddress)] } });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect((await waitForLanding(key, first.body.id)).response.status).toBe(1);
+    expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ deployed: true });
+    // The next build's reads of the account's code answer as the chain was before the deployment (a reorg had taken
+    // it, and it landed again meanwhile); the simulation runs where the account exists: its factory is refused (AA10).
+    const getCode = vi.spyOn(publicClient(chainOf(31337)), "getCode").mockResolvedValueOnce(undefined).mockResolvedValueOnce(undefined);
+    try {
+      const second = await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy, interactions: [pay(account.ownerAddress)] } });
+      expect(second.status, JSON.stringify(second.body)).toBe(200);
+      expect(getCode).toHaveBeenCalled();
+      expect(second.body.userOperation.factory).toBeUndefined();
+      expect((await waitForLanding(key, second.body.id)).response.status).toBe(1);
+    } finally {
+      getCode.mockRestore();
+    }
   }, 60_000);
 
   it("an unsponsored intent is paid from the account's own balance", async () => {

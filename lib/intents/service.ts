@@ -178,8 +178,19 @@ export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: Ch
   }
 }
 
+/** The estimate found the account deployed after the build read it without code (its deploying op landed in between). */
+const deployedMeanwhile = (err: unknown) => err instanceof UserOperationRejectedError && err.code === "AA10";
+
 async function recordOnce(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan): Promise<IntentRow> {
-  if (sender.deployed) return buildAndRecord(db, ctx, chain, sender, plan, false);
+  if (sender.deployed) {
+    try {
+      return await buildAndRecord(db, ctx, chain, sender, plan, false);
+    } catch (err) {
+      // Deployed by our books, but the build read no code (a reorg took the deployment, which then landed again).
+      if (deployedMeanwhile(err)) return await buildAndRecord(db, ctx, chain, sender, plan, false);
+      throw err;
+    }
+  }
   // Concurrent first intents of an undeployed account: one deploys it, the others run after it (see DEPLOYER_INDEX).
   const release = claimDeployment(chain.chainId, sender.id);
   try {
@@ -189,9 +200,10 @@ async function recordOnce(db: Queryable, ctx: ProjectContext, chain: ChainConfig
     try {
       return await buildAndRecord(db, ctx, chain, sender, plan, deploying);
     } catch (err) {
-      // Another process's intent claimed the deployment meanwhile, or the account got deployed since we looked.
-      const lost = violates(err, DEPLOYER_INDEX) || (err instanceof UserOperationRejectedError && err.code === "AA10");
-      if (deploying && lost) return await buildAndRecord(db, ctx, chain, sender, plan, false);
+      // Another process's intent claimed the deployment meanwhile, or the account got deployed since we looked (also
+      // for an op built to follow the deployer's: estimated with the init fields, which the chain now refuses). Built
+      // again, the account's code is read again and the op carries no init fields.
+      if ((deploying && violates(err, DEPLOYER_INDEX)) || deployedMeanwhile(err)) return await buildAndRecord(db, ctx, chain, sender, plan, false);
       throw err;
     }
   } finally {
