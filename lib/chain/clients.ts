@@ -22,6 +22,7 @@ import { badGateway } from "@/lib/errors";
 import { rpcUrlsOf, viemChain, type ChainConfig } from "./registry";
 import { rpcFetch } from "./rpc-fetch";
 import { processSingleton } from "@/lib/singleton";
+import { log } from "@/lib/log";
 
 const cache = processSingleton("publicClients", () => new Map<string, PublicClient>());
 
@@ -31,14 +32,80 @@ const cache = processSingleton("publicClients", () => new Map<string, PublicClie
  */
 const batch = () => process.env.RPC_BATCH !== "false";
 
-/** A node's transport: requests seen in the caller's async context (a batch is sent later, from a timer: lib/db/transaction-guard.ts). */
+/** An answer slower than this (retries and other nodes included) is logged: what a relay's latency is made of. */
+const SLOW_ANSWER_MS = 2_000;
+
+/**
+ * A node's transport: requests seen in the caller's async context (a batch is sent later, from a timer:
+ * lib/db/transaction-guard.ts), and slow answers logged with their method.
+ */
 const noted = (chain: ChainConfig, inner: Transport): Transport => (options) => {
   const made = inner(options);
-  return { ...made, request: ((args, more) => (noteRemoteCall(`chain ${chain.chainId} ${args.method}`), made.request(args, more))) as typeof made.request };
+  const request = async (args: { method: string }, more?: unknown) => {
+    noteRemoteCall(`chain ${chain.chainId} ${args.method}`);
+    const started = performance.now();
+    try {
+      return await (made.request as (a: unknown, m?: unknown) => Promise<unknown>)(args, more);
+    } finally {
+      const ms = Math.round(performance.now() - started);
+      if (ms > SLOW_ANSWER_MS) log.warn({ chainId: chain.chainId, method: args.method, ms }, "chain: a slow answer from the node");
+    }
+  };
+  return { ...made, request: request as typeof made.request };
 };
 
-// rpcFetch: node:http on kept-alive sockets instead of the global fetch (about 0.5 ms less CPU per request).
-const nodeTransport = (url: string, timeout = 10_000, retryCount = 1) => http(url, { timeout, retryCount, batch: batch(), fetchFn: rpcFetch });
+/**
+ * Methods a healthy node answers from what it holds, without executing or scanning anything: the relay's reads (head,
+ * nonces, code, fees, receipts) and its sends. A request of these alone that is not answered within QUICK_ANSWER_MS
+ * is given up on when the chain has another node: retried, then asked of the next one. A hung request then costs
+ * 2 s of an op's way to its block instead of the whole timeout (the chain drill's probe counts those blocks).
+ * Calls that execute (eth_call, eth_estimateGas) or scan (eth_getLogs) keep the full timeout.
+ */
+const QUICK_METHODS = new Set([
+  "eth_blockNumber",
+  "eth_chainId",
+  "eth_getTransactionCount",
+  "eth_getCode",
+  "eth_getBalance",
+  "eth_getStorageAt",
+  "eth_gasPrice",
+  "eth_maxPriorityFeePerGas",
+  "eth_feeHistory",
+  "eth_getTransactionByHash",
+  "eth_getTransactionReceipt",
+  "eth_sendRawTransaction",
+  "eth_getBlockByNumber",
+  "eth_getBlockByHash",
+]);
+const QUICK_ANSWER_MS = 2_000;
+const METHOD = /"method":"([^"]+)"/g;
+
+/** Whether a JSON-RPC body (one request or a batch, as viem serializes it) asks only QUICK_METHODS. */
+export function quickOnly(body: string): boolean {
+  let any = false;
+  for (const [, method] of body.matchAll(METHOD)) {
+    if (!QUICK_METHODS.has(method!)) return false;
+    any = true;
+  }
+  return any;
+}
+
+/** rpcFetch with QUICK_ANSWER_MS on quick requests: they fail as viem's own timeout does (retried, then the next node). */
+const quickFetch: typeof rpcFetch = (input, init = {}) => {
+  const { body } = init;
+  if (typeof body !== "string" || !quickOnly(body)) return rpcFetch(input, init);
+  const quick = new AbortController();
+  const timer = setTimeout(() => quick.abort(new TimeoutError({ body: JSON.parse(body) as Record<string, unknown>, url: String(input) })), QUICK_ANSWER_MS);
+  const signal = init.signal ? AbortSignal.any([init.signal, quick.signal]) : quick.signal;
+  return rpcFetch(input, { ...init, signal }).finally(() => clearTimeout(timer));
+};
+
+/**
+ * One node's transport. rpcFetch: node:http on kept-alive sockets instead of the global fetch (about 0.5 ms less CPU
+ * per request); `quick`: with QUICK_ANSWER_MS (where another node can answer).
+ */
+const nodeTransport = (url: string, timeout = 10_000, retryCount = 1, quick = false) =>
+  http(url, { timeout, retryCount, batch: batch(), fetchFn: quick ? quickFetch : rpcFetch });
 
 /** A node that hangs is given up sooner when another can answer instead. */
 const FALLBACK_NODE_TIMEOUT_MS = 5_000;
@@ -53,7 +120,8 @@ const transport = (chain: ChainConfig): Transport => {
   return noted(
     chain,
     fallback(
-      urls.map((url) => nodeTransport(url, FALLBACK_NODE_TIMEOUT_MS)),
+      // (The fallback asks each node once per round: its own retry goes round them all again.)
+      urls.map((url) => nodeTransport(url, FALLBACK_NODE_TIMEOUT_MS, 0, true)),
       { rank: { interval: 10_000, sampleCount: 6, weights: { latency: 0.3, stability: 0.7 } }, retryCount: 1 },
     ),
   );
@@ -86,8 +154,9 @@ export function nodeClient(chain: ChainConfig): PublicClient {
   const key = `${chainKey(chain)}#${index}`;
   let client = cache.get(key);
   if (!client) {
-    // Retried on the same node (no other to ask: its head must not mix with another's).
-    client = createPublicClient({ chain: viemChain(chain), transport: noted(chain, nodeTransport(urls[index]!, 10_000, 3)) }) as PublicClient;
+    // Retried on the same node (no other to ask: its head must not mix with another's); a quick read that hangs is
+    // retried after QUICK_ANSWER_MS, not after the whole timeout.
+    client = createPublicClient({ chain: viemChain(chain), transport: noted(chain, nodeTransport(urls[index]!, 10_000, 3, true)) }) as PublicClient;
     cache.set(key, client);
   }
   return client;

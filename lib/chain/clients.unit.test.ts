@@ -1,0 +1,70 @@
+// The chain's transport over several nodes (CHAIN_<id>_RPC_URL a comma list), against loopback JSON-RPC servers.
+import http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChainConfig } from "./registry";
+import { nodeClient, publicClient, quickOnly } from "./clients";
+
+// Each path is a node answering with its own number: /slow answers everything after 2.5 s; /stall-once sits on the
+// first eth_getTransactionCount it gets (never answers it) and answers everything else at once.
+const sockets = new Set<Socket>();
+let stalled = false;
+const server = http.createServer((req, res) => {
+  let body = "";
+  req.on("data", (chunk) => (body += chunk));
+  req.on("end", () => {
+    const slow = req.url === "/slow";
+    if (req.url === "/stall-once" && body.includes("eth_getTransactionCount") && !stalled) return void (stalled = true);
+    const result = slow ? "0x1" : "0x2";
+    const asked = JSON.parse(body) as { id: number } | { id: number }[];
+    const answer = JSON.stringify(Array.isArray(asked) ? asked.map(({ id }) => ({ jsonrpc: "2.0", id, result })) : { jsonrpc: "2.0", id: asked.id, result });
+    setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end(answer), slow ? 2_500 : 0);
+  });
+});
+server.on("connection", (socket) => (sockets.add(socket), socket.on("close", () => sockets.delete(socket))));
+let base = "";
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+let nextId = 900_001;
+const chainOn = (rpcUrl: string): ChainConfig =>
+  ({ chainId: nextId++, name: "nodes", rpcUrl, livemode: false, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, dev: false, local: null, bundlerUrl: null, deployerKey: null, usdPrice: null }) as ChainConfig;
+const to = "0x0000000000000000000000000000000000000001";
+
+describe("a chain with several nodes", () => {
+  it("tells requests of quick methods alone (single or batched) from those that execute or scan", () => {
+    expect(quickOnly(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionReceipt", params: ["0x"] }))).toBe(true);
+    expect(quickOnly(JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "eth_blockNumber" }, { jsonrpc: "2.0", id: 2, method: "eth_sendRawTransaction", params: ["0x"] }]))).toBe(true);
+    expect(quickOnly(JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "eth_blockNumber" }, { jsonrpc: "2.0", id: 2, method: "eth_estimateGas", params: [{}] }]))).toBe(false);
+    expect(quickOnly(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getLogs", params: [{}] }))).toBe(false);
+    expect(quickOnly("")).toBe(false);
+  });
+
+  it("a quick read a node sits on is asked again after 2 s, not after the whole timeout (10 s)", async () => {
+    // nodeClient: one node (the first) for the reads that must not mix two nodes' heads, retried on it.
+    const chain = chainOn(`${base}/stall-once,${base}/slow`);
+    const started = performance.now();
+    expect(await nodeClient(chain).getTransactionCount({ address: to })).toBe(2);
+    const seconds = (performance.now() - started) / 1000;
+    expect(stalled).toBe(true);
+    expect(seconds).toBeGreaterThanOrEqual(1.9);
+    expect(seconds).toBeLessThan(5);
+  }, 20_000);
+
+  it("a call that executes keeps the whole timeout: a node answering it in 2.5 s is waited for", async () => {
+    const chain = chainOn(`${base}/slow,${base}/stall-once`);
+    expect((await nodeClient(chain).call({ to, data: "0x" })).data).toBe("0x1");
+    // Its quick reads, on the same node, are retried there (2 s each) until one is answered in time: never the other node's.
+    await expect(nodeClient(chain).getTransactionCount({ address: to })).rejects.toThrow(/took too long|timed out/i);
+  }, 20_000);
+
+  it("a chain with one node waits for it: nothing is given up at 2 s", async () => {
+    expect(await publicClient(chainOn(`${base}/slow`)).getTransactionCount({ address: to })).toBe(1);
+  });
+});
