@@ -80,7 +80,7 @@ describe("Upgradeable_v08 accounts", () => {
     expect((await call("POST", `/v1/accounts/${account.id}/sync`, { key })).body).toMatchObject({ deployed: true, ownerAddress: account.ownerAddress });
   }, 60_000);
 
-  it("an intent whose build read the account without code (its deployment landed again meanwhile) is built again without a factory, not refused AA10", async () => {
+  it("an intent whose build read the account without code (its deployment landed again meanwhile) is built again without a factory, not refused AA10 (nor AA20 the other way)", async () => {
     const policy = await policyFor(["account_functions", "contract_functions"]);
     const { body: account } = await call("POST", "/v1/accounts", { key, json: { chainId: 31337, accountType: "UpgradeableV8" } });
     const first = await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy, interactions: [pay(account.ownerAddress)] } });
@@ -98,6 +98,20 @@ describe("Upgradeable_v08 accounts", () => {
       expect((await waitForLanding(key, second.body.id)).response.status).toBe(1);
     } finally {
       getCode.mockRestore();
+    }
+    // The reverse: the first read finds the account, the next one not (a reorg took the deployment in between): the
+    // estimate has no factory to deploy it with (AA20). Built again from a fresh read (the chain has it here).
+    const client = publicClient(chainOf(31337));
+    const real = client.getCode.bind(client);
+    const reorged = vi.spyOn(client, "getCode").mockImplementationOnce(real).mockResolvedValueOnce(undefined);
+    try {
+      const third = await call("POST", "/v1/transaction_intents", { key, json: { chainId: 31337, account: account.id, policy, interactions: [pay(account.ownerAddress)] } });
+      expect(third.status, JSON.stringify(third.body)).toBe(200);
+      expect(reorged.mock.calls.length).toBeGreaterThan(2); // read again: built twice
+      expect(third.body.userOperation.factory).toBeUndefined();
+      expect((await waitForLanding(key, third.body.id)).response.status).toBe(1);
+    } finally {
+      reorged.mockRestore();
     }
   }, 60_000);
 

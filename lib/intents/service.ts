@@ -178,20 +178,28 @@ export async function recordIntent(db: Queryable, ctx: ProjectContext, chain: Ch
   }
 }
 
-/** The estimate found the account deployed after the build read it without code (its deploying op landed in between). */
+/**
+ * The chain moved under the build: it read the account without code and the estimate found it deployed (its
+ * deploying op landed, or landed again after a reorg), or the reverse (a reorg took the deployment between two reads).
+ * Built again, the account's code is read again and the op carries init fields or not as the chain now says.
+ */
 const deployedMeanwhile = (err: unknown) => err instanceof UserOperationRejectedError && err.code === "AA10";
+const undeployedMeanwhile = (err: unknown) => err instanceof UserOperationRejectedError && err.code === "AA20";
 
 async function recordOnce(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan): Promise<IntentRow> {
-  if (sender.deployed) {
-    try {
-      return await buildAndRecord(db, ctx, chain, sender, plan, false);
-    } catch (err) {
-      // Deployed by our books, but the build read no code (a reorg took the deployment, which then landed again).
-      if (deployedMeanwhile(err)) return await buildAndRecord(db, ctx, chain, sender, plan, false);
-      throw err;
-    }
+  if (!sender.deployed) return recordFirst(db, ctx, chain, sender, plan);
+  try {
+    return await buildAndRecord(db, ctx, chain, sender, plan, false);
+  } catch (err) {
+    if (deployedMeanwhile(err)) return await buildAndRecord(db, ctx, chain, sender, plan, false);
+    // Deployed by our books, not on the chain now (a reorg took the deployment): built as a first op again.
+    if (undeployedMeanwhile(err)) return await recordFirst(db, ctx, chain, { ...sender, deployed: false }, plan);
+    throw err;
   }
-  // Concurrent first intents of an undeployed account: one deploys it, the others run after it (see DEPLOYER_INDEX).
+}
+
+/** An intent of an account not deployed by our books: concurrent first intents, one deploys it, the others run after it (see DEPLOYER_INDEX). */
+async function recordFirst(db: Queryable, ctx: ProjectContext, chain: ChainConfig, sender: IntentSender, plan: IntentPlan): Promise<IntentRow> {
   const release = claimDeployment(chain.chainId, sender.id);
   try {
     const claimed = release !== null;
@@ -200,10 +208,9 @@ async function recordOnce(db: Queryable, ctx: ProjectContext, chain: ChainConfig
     try {
       return await buildAndRecord(db, ctx, chain, sender, plan, deploying);
     } catch (err) {
-      // Another process's intent claimed the deployment meanwhile, or the account got deployed since we looked (also
-      // for an op built to follow the deployer's: estimated with the init fields, which the chain now refuses). Built
-      // again, the account's code is read again and the op carries no init fields.
-      if ((deploying && violates(err, DEPLOYER_INDEX)) || deployedMeanwhile(err)) return await buildAndRecord(db, ctx, chain, sender, plan, false);
+      // Another process's intent claimed the deployment meanwhile, or the chain moved under the build.
+      if (deploying && violates(err, DEPLOYER_INDEX)) return await buildAndRecord(db, ctx, chain, sender, plan, false);
+      if (deployedMeanwhile(err) || undeployedMeanwhile(err)) return await buildAndRecord(db, ctx, chain, sender, plan, deploying && !deployedMeanwhile(err));
       throw err;
     }
   } finally {
