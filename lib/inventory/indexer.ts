@@ -8,6 +8,7 @@ import type { Db, Queryable } from "@/lib/db/client";
 import { contracts, tokenIndexCursors, tokenTransfers } from "@/lib/db/schema";
 import { nftEvents, tokenKind } from "./tokens";
 import { envNumber, type SettingName } from "@/lib/config";
+import { chunksOf } from "@/lib/chunks";
 
 /**
  * The NFT transfer index: ERC-721 Transfer and ERC-1155 TransferSingle/TransferBatch logs of
@@ -145,7 +146,7 @@ export async function indexChain(db: Db, chain: ChainConfig, addresses: string[]
     // (at most ADDRESSES_PER_CALL contracts per eth_getLogs, which nodes bound).
     const ordered = [...groups.values()]
       .sort((a, b) => (a.cursor.blockNumber ?? -1) - (b.cursor.blockNumber ?? -1))
-      .flatMap(({ cursor, contracts: all }) => Array.from({ length: Math.ceil(all.length / ADDRESSES_PER_CALL) }, (_, i) => ({ cursor, contracts: all.slice(i * ADDRESSES_PER_CALL, (i + 1) * ADDRESSES_PER_CALL) })));
+      .flatMap(({ cursor, contracts: all }) => chunksOf(all, ADDRESSES_PER_CALL).map((contracts) => ({ cursor, contracts })));
     let progressed = false;
     for (const { cursor, contracts: group } of ordered) {
       if (Date.now() > deadline) return summary;

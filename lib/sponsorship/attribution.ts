@@ -10,6 +10,7 @@ import { rowsOf, type Queryable, type Tx } from "@/lib/db/client";
 import { chainCursors, chainLandings, paymasterSignatures, sponsoredOperations, sponsorshipEntries, sponsorshipHolds, transactionIntents } from "@/lib/db/schema";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
+import { chunksOf } from "@/lib/chunks";
 import { holdEntry, type HoldRow } from "./ledger";
 
 export type LandingRow = typeof chainLandings.$inferSelect;
@@ -208,7 +209,7 @@ export async function observe(tx: Tx, events: PaidOp[], settleThrough: bigint | 
  * once, and PGlite stalls on a row-valued IN list of a few hundred rows (PostgreSQL does not).
  */
 const STATEMENT_ROWS = 200;
-const chunks = <T>(rows: T[]): T[][] => Array.from({ length: Math.ceil(rows.length / STATEMENT_ROWS) }, (_, i) => rows.slice(i * STATEMENT_ROWS, (i + 1) * STATEMENT_ROWS));
+const chunks = <T>(rows: T[]): T[][] => chunksOf(rows, STATEMENT_ROWS);
 
 async function observeSome(tx: Tx, events: PaidOp[], settleThrough: bigint | null): Promise<Observed> {
   if (events.length === 0) return { landings: [], settled: 0 };
