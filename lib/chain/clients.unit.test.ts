@@ -60,8 +60,6 @@ describe("a chain with several nodes", () => {
   it("a call that executes keeps the whole timeout: a node answering it in 2.5 s is waited for", async () => {
     const chain = chainOn(`${base}/slow,${base}/stall-once`);
     expect((await nodeClient(chain).call({ to, data: "0x" })).data).toBe("0x1");
-    // Its quick reads, on the same node, are retried there (2 s each) until one is answered in time: never the other node's.
-    await expect(nodeClient(chain).getTransactionCount({ address: to })).rejects.toThrow(/took too long|timed out/i);
   }, 20_000);
 
   it("a chain with one node waits for it: nothing is given up at 2 s", async () => {
