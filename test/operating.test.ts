@@ -1,4 +1,8 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { createPublicClient, http as viemHttp } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
+import { rpcFetch } from "@/lib/chain/rpc-fetch";
 import { GET as metricsRoute } from "@/app/metrics/route";
 import { GET as readyRoute } from "@/app/readyz/route";
 import { GET as healthRoute } from "@/app/healthz/route";
@@ -89,5 +93,27 @@ describe("a database that cannot be reached", () => {
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("1");
     expect((await res.json()).error).toMatchObject({ type: "api_error", message: expect.stringContaining("Retry") });
+  });
+});
+
+describe("a chain node that hangs up mid-request", () => {
+  it("is a 502 naming the node, not the database's 503: node:http's ECONNRESET inside viem's error is the node's", async () => {
+    // A loopback node that drops every connection before answering (what a provider's load balancer does).
+    const server = http.createServer((req) => req.socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const client = createPublicClient({ transport: viemHttp(url, { retryCount: 0, fetchFn: rpcFetch }) });
+      const err = await client.getBlockNumber().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeTruthy();
+      const res = errorResponse(err, "req_test");
+      expect(res.status).toBe(502);
+      expect((await res.json()).error).toMatchObject({ type: "api_error", message: expect.stringContaining("chain node") });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -30,17 +30,17 @@ export function jsonResponse(body: unknown, status = 200, headers: Record<string
 
 export function errorResponse(err: unknown, requestId: string): Response {
   if (err instanceof ApiError) return jsonResponse(err.toJSON(), err.status, err.headers);
+  // A chain node that did not answer, or failed the request, for a call no operation wrapped in onChain: the client's
+  // retry may well work. Asked first: a node's dropped connection is an ECONNRESET too, inside viem's error.
+  if (isNodeFault(err)) {
+    log.warn({ requestId, err }, "a chain node did not answer or failed the request");
+    return jsonResponse({ error: { type: "api_error", message: "A chain node did not answer, or failed the request. Try again shortly." } }, 502, { "retry-after": "1" });
+  }
   // The database was unreachable for a moment (a failover, connections cut): the client should retry, with its
   // Idempotency-Key for a write, rather than read it as the service's bug.
   if (isDatabaseUnavailable(err)) {
     log.warn({ requestId, err }, "the database could not be reached");
     return jsonResponse({ error: { type: "api_error", message: "The database is briefly unavailable. Retry the request." } }, 503, { "retry-after": "1" });
-  }
-  // A chain node that did not answer, or failed the request, for a call no operation wrapped in onChain: the client's
-  // retry may well work.
-  if (isNodeFault(err)) {
-    log.warn({ requestId, err }, "a chain node did not answer or failed the request");
-    return jsonResponse({ error: { type: "api_error", message: "A chain node did not answer, or failed the request. Try again shortly." } }, 502, { "retry-after": "1" });
   }
   // Unexpected: log it for operators, tell the client only the request id.
   log.error({ requestId, err }, "unexpected error");
