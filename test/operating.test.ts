@@ -1,5 +1,3 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { createPublicClient, http as viemHttp } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { rpcFetch } from "@/lib/chain/rpc-fetch";
@@ -12,6 +10,7 @@ import postgres from "postgres";
 import { sql } from "drizzle-orm";
 import { errorResponse } from "@/lib/http/handle";
 import { call, newProject } from "./helpers/api";
+import { loopbackServer } from "./helpers/loopback-server";
 
 // Next.js hands route handlers the socket's address as X-Forwarded-For (lib/http/client-address.ts).
 const from = (address: string, headers: Record<string, string> = {}) =>
@@ -99,11 +98,9 @@ describe("a database that cannot be reached", () => {
 describe("a chain node that hangs up mid-request", () => {
   it("is a 502 naming the node, not the database's 503: node:http's ECONNRESET inside viem's error is the node's", async () => {
     // A loopback node that drops every connection before answering (what a provider's load balancer does).
-    const server = http.createServer((req) => req.socket.destroy());
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const node = await loopbackServer((req) => req.socket.destroy());
     try {
-      const client = createPublicClient({ transport: viemHttp(url, { retryCount: 0, fetchFn: rpcFetch }) });
+      const client = createPublicClient({ transport: viemHttp(node.url, { retryCount: 0, fetchFn: rpcFetch }) });
       const err = await client.getBlockNumber().then(
         () => null,
         (e: unknown) => e,
@@ -113,7 +110,7 @@ describe("a chain node that hangs up mid-request", () => {
       expect(res.status).toBe(502);
       expect((await res.json()).error).toMatchObject({ type: "api_error", message: expect.stringContaining("chain node") });
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await node.close();
     }
   });
 });

@@ -1,36 +1,30 @@
 // The chain's transport over several nodes (CHAIN_<id>_RPC_URL a comma list), against loopback JSON-RPC servers.
-import http from "node:http";
-import type { AddressInfo, Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loopbackServer, type LoopbackServer } from "@/test/helpers/loopback-server";
 import type { ChainConfig } from "./registry";
 import { nodeClient, publicClient, quickOnly } from "./clients";
 
 // Each path is a node answering with its own number: /slow answers everything after 2.5 s; /stall-once sits on the
 // first eth_getTransactionCount it gets (never answers it) and answers everything else at once.
-const sockets = new Set<Socket>();
 let stalled = false;
-const server = http.createServer((req, res) => {
-  let body = "";
-  req.on("data", (chunk) => (body += chunk));
-  req.on("end", () => {
-    const slow = req.url === "/slow";
-    if (req.url === "/stall-once" && body.includes("eth_getTransactionCount") && !stalled) return void (stalled = true);
-    const result = slow ? "0x1" : "0x2";
-    const asked = JSON.parse(body) as { id: number } | { id: number }[];
-    const answer = JSON.stringify(Array.isArray(asked) ? asked.map(({ id }) => ({ jsonrpc: "2.0", id, result })) : { jsonrpc: "2.0", id: asked.id, result });
-    setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end(answer), slow ? 2_500 : 0);
-  });
-});
-server.on("connection", (socket) => (sockets.add(socket), socket.on("close", () => sockets.delete(socket))));
+let node: LoopbackServer;
 let base = "";
 beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  node = await loopbackServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      const slow = req.url === "/slow";
+      if (req.url === "/stall-once" && body.includes("eth_getTransactionCount") && !stalled) return void (stalled = true);
+      const result = slow ? "0x1" : "0x2";
+      const asked = JSON.parse(body) as { id: number } | { id: number }[];
+      const answer = JSON.stringify(Array.isArray(asked) ? asked.map(({ id }) => ({ jsonrpc: "2.0", id, result })) : { jsonrpc: "2.0", id: asked.id, result });
+      setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end(answer), slow ? 2_500 : 0);
+    });
+  });
+  base = node.url;
 });
-afterAll(async () => {
-  for (const socket of sockets) socket.destroy();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => node.close());
 
 let nextId = 900_001;
 const chainOn = (rpcUrl: string): ChainConfig =>
