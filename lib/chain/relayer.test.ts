@@ -4,6 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { accountFactoryAbi } from "@/contracts/artifacts";
 import { serviceAccount } from "@/lib/keys/service-keys";
 import { startAlto, type AltoBundler } from "@/test/helpers/alto";
+import { loopbackServer } from "@/test/helpers/loopback-server";
 import { chainOf, clientOf } from "@/test/helpers/chain";
 import { serviceDeployment } from "./contracts";
 import type { ChainConfig } from "./registry";
@@ -48,6 +49,8 @@ async function deployedAccount(): Promise<TestAccount> {
   await client.request({ method: "anvil_setBalance" as never, params: [account.address, toHex(parseEther("1"))] as never });
   return { ...account, initCode: "0x" };
 }
+
+type RpcCall = { id: number; method: string; params?: [{ to?: string }] };
 
 const nonceCount = (address: Address) => client.getTransactionCount({ address, blockTag: "pending" });
 
@@ -140,6 +143,44 @@ describe("bundling", () => {
       const { receipt, bundleSize } = await enqueue(chain, op);
       expect(receipt.success).toBe(true);
       expect(bundleSize).toBe(1);
+    }
+  });
+
+  test("one op whose simulation reverts without data: AA20 when its account has no code, else simulated again at the next block", async () => {
+    // Built to run after a deployment that is not in its bundle (undone by a reorg): neither code nor initCode. v0.6
+    // reverts without data there; the op's real cause is named, so its intent waits for the deployment.
+    const orphan = await signedOp(chain, freshAccount(), { callData: transferTo(freshAccount().address, 0n), sponsored: true, deployedFirst: true });
+    const refused = await submitUserOperations(chain, [orphan]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(UserOperationRejectedError);
+    expect((refused as UserOperationRejectedError).code).toBe("AA20");
+
+    // A node whose state is in motion (right after a reorg): its first simulation of handleOps reverts without data.
+    const { entryPoint } = serviceDeployment();
+    let simulations = 0;
+    const node = await loopbackServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", async () => {
+        // The transport batches its calls: a JSON-RPC batch of one, or a single call.
+        const asked = JSON.parse(body) as RpcCall | RpcCall[];
+        const calls = Array.isArray(asked) ? asked : [asked];
+        const simulation = calls.find((c) => c.method === "eth_estimateGas" && c.params?.[0]?.to?.toLowerCase() === entryPoint.toLowerCase());
+        if (calls.length === 1 && simulation && simulations++ === 0) {
+          const reverted = { jsonrpc: "2.0", id: simulation.id, error: { code: 3, message: "execution reverted", data: "0x" } };
+          return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(asked) ? [reverted] : reverted));
+        }
+        const answer = await fetch(chain.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
+        res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text());
+      });
+    });
+    try {
+      const op = await signedOp(chain, freshAccount(), { callData: encodeAccountCalls([newOwnerCall()]), sponsored: true });
+      const bundle = await submitUserOperations({ ...chain, rpcUrl: node.url }, [op]);
+      expect(bundle.dropped).toEqual([]);
+      expect(bundle.included.map((r) => [r.userOpHash, r.receipt.success])).toEqual([[userOperationHash(chain, op), true]]);
+      expect(simulations).toBe(2);
+    } finally {
+      await node.close();
     }
   });
 

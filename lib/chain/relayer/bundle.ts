@@ -29,11 +29,12 @@ import {
   type UserOp,
   type UserOpV08,
 } from "@/lib/chain/userop";
-import { bundlerFor, relayerEvents, relayFor, state } from "./config";
+import { bundlerFor, pollMs, relayerEvents, relayFor, sleep, state } from "./config";
 import { pickExecutor } from "./executors";
 import { findUserOperationReceipt, receiptsFromLogs, waitForUserOperationReceipt } from "./receipts";
 import { NonceTakenError, sendBundle, waitMined } from "./send";
 import type { BundleResult, RelayedUserOperationReceipt, RelayResult } from "./types";
+import { log } from "@/lib/log";
 import { metrics } from "@/lib/metrics";
 
 /** An op in the relay: its EntryPoint version, the op and its userOp hash. */
@@ -135,6 +136,37 @@ function failedOpOf(err: unknown, version: EntryPointVersion = "0.6"): { index: 
 }
 
 /**
+ * One op's handleOps reverted without data, where the EntryPoint names the op it rejects (FailedOp): its sender has no
+ * code and the op no initCode (v0.6 decodes validateUserOp's empty answer outside its try/catch), which is AA20; or
+ * the node's state is in motion (right after a reorg), so the op is simulated once more when the next block is in
+ * (null). The second time, the revert stands (undefined: the caller's rules).
+ */
+async function emptyRevert(chain: ChainConfig, entry: Entry, lookedAgain: boolean): Promise<UserOperationRejectedError | null | undefined> {
+  const authorized = entry.version === "0.8" && !!entry.op.authorization;
+  if (!deploys(entry) && !authorized && (await publicClient(chain).getCode({ address: entry.op.sender })) === undefined) {
+    return new UserOperationRejectedError("AA20 account not deployed");
+  }
+  if (lookedAgain) return undefined;
+  log.info({ chainId: chain.chainId, userOpHash: entry.hash }, "relay: one op's simulation reverted without data; simulated again at the next block");
+  await nextBlock(chain, NEXT_BLOCK_WAIT_MS);
+  return null;
+}
+
+/** How long a simulation that reverted without data waits for the next block before it runs again anyway. */
+const NEXT_BLOCK_WAIT_MS = 15_000;
+
+/** Until the chain's head moves past the one seen now (or `timeoutMs` passes). */
+async function nextBlock(chain: ChainConfig, timeoutMs: number) {
+  const client = publicClient(chain);
+  const start = await client.getBlockNumber({ cacheTime: 0 });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    await sleep(Math.max(pollMs(chain), 250));
+    if ((await client.getBlockNumber({ cacheTime: 0 })) > start) return;
+  }
+}
+
+/**
  * Static simulation of handleOps (eth_estimateGas, which also gives the gas): an op failing validation makes the
  * EntryPoint revert with FailedOp(index, reason); it is dropped with that reason and the rest simulated again.
  * An op already on chain is reported with its receipt instead.
@@ -150,6 +182,7 @@ async function screen(chain: ChainConfig, entries: Entry[], beneficiary: Address
   // The authorizations of the ops still in (a dropped op's goes with it).
   const authorizationListOf = (ops: Entry[]) =>
     authorizations.authorizationList.filter((a) => ops.some((e) => e.version === "0.8" && e.op.authorization === a));
+  let lookedAgain = false;
   while (kept.length > 0) {
     const authorizationList = authorizationListOf(kept);
     try {
@@ -164,6 +197,19 @@ async function screen(chain: ChainConfig, entries: Entry[], beneficiary: Address
       const data = revertDataOf(err);
       const failed = failedOpOf(err, version);
       if (!failed || failed.index >= kept.length) {
+        if (kept.length === 1 && (!data || data === "0x") && (data !== undefined || isRevert(err))) {
+          const rejection = await emptyRevert(chain, kept[0]!, lookedAgain);
+          if (rejection) {
+            dropped.push({ userOpHash: kept[0]!.hash, error: rejection });
+            relayerEvents().emit("op:dropped", { chainId: chain.chainId, userOpHash: kept[0]!.hash, error: rejection });
+            kept.length = 0;
+            break;
+          }
+          if (!lookedAgain) {
+            lookedAgain = true;
+            continue;
+          }
+        }
         if (data !== undefined && kept.length === 1) {
           dropped.push({ userOpHash: kept[0]!.hash, error: new UserOperationRejectedError(`handleOps reverted: ${describeRevert(data)}`) });
           kept.length = 0;
