@@ -16,6 +16,7 @@ beforeAll(async () => {
     req.on("end", () => {
       const slow = req.url === "/slow";
       if (req.url === "/stall-once" && body.includes("eth_getTransactionCount") && !stalled) return void (stalled = true);
+      if (req.url === "/stall-calls" && body.includes("eth_call")) return;
       const result = slow ? "0x1" : "0x2";
       const asked = JSON.parse(body) as { id: number } | { id: number }[];
       const answer = JSON.stringify(Array.isArray(asked) ? asked.map(({ id }) => ({ jsonrpc: "2.0", id, result })) : { jsonrpc: "2.0", id: asked.id, result });
@@ -54,6 +55,14 @@ describe("a chain with several nodes", () => {
   it("a call that executes keeps the whole timeout: a node answering it in 2.5 s is waited for", async () => {
     const chain = chainOn(`${base}/slow,${base}/stall-once`);
     expect((await nodeClient(chain).call({ to, data: "0x" })).data).toBe("0x1");
+  }, 20_000);
+
+  it("a quick read asked in the same tick as a call the node sits on is answered at once: they are not batched together", async () => {
+    const client = publicClient(chainOn(`${base}/stall-calls,${base}/slow`));
+    const started = performance.now();
+    const [, count] = await Promise.all([client.call({ to, data: "0x" }).catch(() => null), client.getTransactionCount({ address: to }).then((n) => [n, performance.now() - started] as const)]);
+    expect(count[0]).toBe(2);
+    expect(count[1]).toBeLessThan(1_000);
   }, 20_000);
 
   it("a chain with one node waits for it: nothing is given up at 2 s", async () => {
