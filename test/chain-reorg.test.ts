@@ -10,7 +10,7 @@ import type { PaidOp } from "@/lib/chain/paid-ops";
 import { observe, removeLandings, removeOffRange, type LandingRow } from "@/lib/sponsorship/attribution";
 import { findChain, type ChainConfig } from "@/lib/chain/registry";
 import { getDb } from "@/lib/db/client";
-import { accounts, chainLandings, sponsorshipEntries } from "@/lib/db/schema";
+import { accounts, chainLandings, outboundEvents, sponsorshipEntries } from "@/lib/db/schema";
 import { prepareChain } from "@/lib/prepare-chains";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import { balanceOf } from "@/lib/sponsorship/ledger";
@@ -145,6 +145,30 @@ describe("a reorg that removes a landing", () => {
     const cost3 = BigInt((await intentRow(next.body.id)).gasCost!);
     expect(await balanceOf(db, ctx, CHAIN_ID)).toMatchObject({ held: before.held, settled: before.settled + cost2 + cost3 });
   }, 180_000);
+
+  it("fails a deployer whose landing left the chain once another intent deploys the account, and says so by webhook", async () => {
+    const { key, db, policy } = await followedWithPolicy();
+    const player = (await call("POST", "/v1/players", { key, json: { name: "replaced deployer" } })).body;
+    const snapshot = await rpc<Hex>("evm_snapshot");
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    const first = await call("POST", "/v1/transaction_intents", { key, json: { chainId: CHAIN_ID, player: player.id, policy, interactions: [{ to, value: "0" }] } });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(await landIntent(db, first.body.id)).toBe("landed");
+    await followed(CHAIN_ID);
+
+    // The deployment leaves the chain; before the follower sees it, the player's next intent finds no code and deploys.
+    await rpc("evm_revert", [snapshot]);
+    await rpc("anvil_mine", [toHex(3)]);
+    const next = await call("POST", "/v1/transaction_intents", { key, json: { chainId: CHAIN_ID, player: player.id, policy, interactions: [{ to, value: "0" }] } });
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
+    expect(next.body.userOperation.initCode).not.toBe("0x");
+
+    await followed(CHAIN_ID);
+    expect(await intentRow(first.body.id)).toMatchObject({ status: "failed", transactionHash: null, error: expect.stringContaining("another intent now deploys") });
+    const events = await db.select({ topic: outboundEvents.topic }).from(outboundEvents).where(eq(outboundEvents.dedupeKey, `${first.body.id}:transaction_intent.failed`));
+    expect(events).toHaveLength(1);
+    expect(await landIntent(db, next.body.id)).toBe("landed");
+  }, 120_000);
 
   it("undoes a landing the relayer recorded ahead of the follower when its block leaves the chain before the follower reads it", async () => {
     const { key, ctx, db, policy, before } = await followedWithPolicy();

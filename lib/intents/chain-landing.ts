@@ -12,6 +12,7 @@ import { receiptsFromLogs } from "@/lib/chain/relayer";
 import type { Db } from "@/lib/db/client";
 import { accounts, transactionIntents } from "@/lib/db/schema";
 import { isUnsignedAuthorization, loadOp, storeOp, type VersionedOp } from "@/lib/intent-records/versioned-op";
+import { publishIntentEvents } from "@/lib/deliveries/publish";
 import { log } from "@/lib/log";
 import { DEPLOYER_INDEX, violates } from "./deployer";
 import { recordLandings, type Landing } from "./landing";
@@ -126,6 +127,9 @@ export async function unlandIntents(db: Db, chain: ChainConfig, removed: { id: s
   }
   if (back.length === 0) return back;
   log.warn({ chainId: chain.chainId, intents: back.map((i) => i.id) }, "intents' landings left the chain (reorg): sent back");
+  // Those that failed instead are final: no relay follows to notify them.
+  const failed = back.filter((i) => i.status === "failed");
+  if (failed.length) await publishIntentEvents(db, failed, "transaction_intent.failed");
   // What the landing taught about the accounts, read again from the chain as it is now.
   const byAccount = new Map(back.map((i) => [i.accountId, loadOp(i.userOperation)]));
   for (const [accountId, v] of byAccount) {
