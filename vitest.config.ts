@@ -4,6 +4,13 @@ import { defineConfig } from "vitest/config";
 const alias = { "@": path.resolve(import.meta.dirname) };
 const roots = ["test", "lib", "contracts", "inngest"];
 const UNIT = roots.map((root) => `${root}/**/*.unit.test.ts`);
+/**
+ * Integration tests that need chains but no database: the contracts' and the chain layer's (nothing of lib/db).
+ * `TESTS_NEEDING_A_DATABASE_ONLY=1` leaves them out, with the unit project: how .ci/run's second run of the suite (on
+ * the other database) skips what the first already ran against the same chains.
+ */
+const NO_DATABASE = ["contracts/test/**", "lib/chain/**"];
+const databaseOnly = process.env.TESTS_NEEDING_A_DATABASE_ONLY === "1";
 
 /**
  * Two projects, both run by `npm test`:
@@ -25,7 +32,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "unit",
-          include: UNIT,
+          include: databaseOnly ? [] : UNIT,
           setupFiles: ["test/helpers/worker-setup.ts", "test/helpers/unit-setup.ts"],
           environment: "node",
           testTimeout: 30_000,
@@ -36,7 +43,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: roots.map((root) => `${root}/**/*.test.ts`),
-          exclude: [...UNIT, "**/node_modules/**"],
+          exclude: [...UNIT, "**/node_modules/**", ...(databaseOnly ? NO_DATABASE : [])],
           globalSetup: ["test/helpers/global-setup.ts"],
           setupFiles: ["test/helpers/worker-setup.ts", "test/helpers/jobs-setup.ts"],
           environment: "node",
