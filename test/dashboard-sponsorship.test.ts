@@ -6,7 +6,9 @@ import { players, sponsorshipDeclines, sponsorshipEntries } from "@/lib/db/schem
 import { newId } from "@/lib/ids";
 import type { ProjectWithKeys } from "@/lib/projects/service";
 import type { ProjectContext } from "@/lib/tenant";
+import { sponsorshipClock } from "@/lib/sponsorship/budgets";
 import { hold, releaseHold, settleHold } from "@/lib/sponsorship/ledger";
+import { chainOf } from "./helpers/chain";
 import { call, newProject } from "./helpers/api";
 
 // The Sponsorship page's reads (lib/dashboard/sponsorship.ts). Spend, top spenders and declines read rows written
@@ -226,7 +228,11 @@ describe("budgets' use", () => {
 
     // Spent under the first policy: one landed (0.4 held, 0.3 settled), one in flight (0.1 held), one released.
     const db = await getDb();
-    const spent = { chainId: 31337, cause: "intent" as const, usdPrice: 2000, policyId: ids.policy, playerId: payer.player, accountId: payer.account };
+    // Stamped with the chain's clock, as the service's holds are: the suite's other files move the shared chain's clock
+    // ahead of the wall clock, and between the chain's midnight and the wall clock's a hold stamped by the wall clock
+    // fell in the chain's previous day (both runs of a CI run near midnight failed so).
+    const chainTime = await sponsorshipClock(chainOf(31337));
+    const spent = { chainId: 31337, cause: "intent" as const, usdPrice: 2000, policyId: ids.policy, playerId: payer.player, accountId: payer.account, chainTime };
     const landed = await db.transaction((tx) => hold(tx, ctx, { ...spent, amount: (4n * MILLI) / 10n, intentId: newId("transactionIntent") }));
     await db.transaction((tx) => settleHold(tx, landed.id, (3n * MILLI) / 10n));
     await db.transaction((tx) => hold(tx, ctx, { ...spent, amount: MILLI / 10n, intentId: newId("transactionIntent") }));
