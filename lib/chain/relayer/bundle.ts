@@ -138,15 +138,13 @@ function failedOpOf(err: unknown, version: EntryPointVersion = "0.6"): { index: 
 /**
  * One op's handleOps reverted without data, where the EntryPoint names the op it rejects (FailedOp): its sender has no
  * code and the op no initCode (v0.6 decodes validateUserOp's empty answer outside its try/catch), which is AA20; or
- * the node's state is in motion (right after a reorg), so the op is simulated once more when the next block is in
- * (null). The second time, the revert stands (undefined: the caller's rules).
+ * the node's state is in motion (right after a reorg): null, once the next block is in, to simulate it again.
  */
-async function emptyRevert(chain: ChainConfig, entry: Entry, lookedAgain: boolean): Promise<UserOperationRejectedError | null | undefined> {
+async function emptyRevert(chain: ChainConfig, entry: Entry): Promise<UserOperationRejectedError | null> {
   const authorized = entry.version === "0.8" && !!entry.op.authorization;
   if (!deploys(entry) && !authorized && (await publicClient(chain).getCode({ address: entry.op.sender })) === undefined) {
     return new UserOperationRejectedError("AA20 account not deployed");
   }
-  if (lookedAgain) return undefined;
   log.info({ chainId: chain.chainId, userOpHash: entry.hash }, "relay: one op's simulation reverted without data; simulated again at the next block");
   await nextBlock(chain, NEXT_BLOCK_WAIT_MS);
   return null;
@@ -197,18 +195,15 @@ async function screen(chain: ChainConfig, entries: Entry[], beneficiary: Address
       const data = revertDataOf(err);
       const failed = failedOpOf(err, version);
       if (!failed || failed.index >= kept.length) {
-        if (kept.length === 1 && (!data || data === "0x") && (data !== undefined || isRevert(err))) {
-          const rejection = await emptyRevert(chain, kept[0]!, lookedAgain);
-          if (rejection) {
-            dropped.push({ userOpHash: kept[0]!.hash, error: rejection });
-            relayerEvents().emit("op:dropped", { chainId: chain.chainId, userOpHash: kept[0]!.hash, error: rejection });
-            kept.length = 0;
-            break;
-          }
-          if (!lookedAgain) {
-            lookedAgain = true;
-            continue;
-          }
+        // The first time only: a second empty revert stands (below).
+        if (kept.length === 1 && !lookedAgain && (!data || data === "0x") && (data !== undefined || isRevert(err))) {
+          lookedAgain = true;
+          const rejection = await emptyRevert(chain, kept[0]!);
+          if (!rejection) continue;
+          dropped.push({ userOpHash: kept[0]!.hash, error: rejection });
+          relayerEvents().emit("op:dropped", { chainId: chain.chainId, userOpHash: kept[0]!.hash, error: rejection });
+          kept.length = 0;
+          break;
         }
         if (data !== undefined && kept.length === 1) {
           dropped.push({ userOpHash: kept[0]!.hash, error: new UserOperationRejectedError(`handleOps reverted: ${describeRevert(data)}`) });
