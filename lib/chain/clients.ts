@@ -78,24 +78,15 @@ const QUICK_METHODS = new Set([
   "eth_getBlockByHash",
 ]);
 const QUICK_ANSWER_MS = 2_000;
-const METHOD = /"method":"([^"]+)"/g;
 
-/** Whether a JSON-RPC body (one request or a batch, as viem serializes it) asks only QUICK_METHODS. */
-export function quickOnly(body: string): boolean {
-  let any = false;
-  for (const [, method] of body.matchAll(METHOD)) {
-    if (!QUICK_METHODS.has(method!)) return false;
-    any = true;
-  }
-  return any;
-}
+/** Whether a JSON-RPC method is one of QUICK_METHODS (its requests are batched and given up on apart from the others). */
+export const isQuickMethod = (method: string) => QUICK_METHODS.has(method);
 
-/** rpcFetch with QUICK_ANSWER_MS on quick requests: they fail as viem's own timeout does (retried, then the next node). */
+/** rpcFetch with QUICK_ANSWER_MS: a request of quick methods fails as viem's own timeout does (retried, then the next node). */
 const quickFetch: typeof rpcFetch = (input, init = {}) => {
   const { body } = init;
-  if (typeof body !== "string" || !quickOnly(body)) return rpcFetch(input, init);
   const quick = new AbortController();
-  const timer = setTimeout(() => quick.abort(new TimeoutError({ body: JSON.parse(body) as Record<string, unknown>, url: String(input) })), QUICK_ANSWER_MS);
+  const timer = setTimeout(() => quick.abort(new TimeoutError({ body: typeof body === "string" ? (JSON.parse(body) as Record<string, unknown>) : {}, url: String(input) })), QUICK_ANSWER_MS);
   const signal = init.signal ? AbortSignal.any([init.signal, quick.signal]) : quick.signal;
   return rpcFetch(input, { ...init, signal }).finally(() => clearTimeout(timer));
 };
@@ -113,7 +104,7 @@ const nodeTransport = (url: string, timeout = 10_000, retryCount = 1, quick = fa
   return (options) => {
     const [forReads, forCalls] = [reads(options), calls(options)];
     const request = ((args: { method: string }, more?: unknown) =>
-      (QUICK_METHODS.has(args.method) ? forReads : forCalls).request(args as never, more as never)) as typeof forCalls.request;
+      (isQuickMethod(args.method) ? forReads : forCalls).request(args as never, more as never)) as typeof forCalls.request;
     return { ...forCalls, request };
   };
 };
